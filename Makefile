@@ -1,0 +1,25 @@
+# Two entry points for a fresh machine: `make demo` and `make test`. Both create .venv on first use.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+
+$(BIN)/focus-eval: setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[test]'
+	touch $@
+
+.PHONY: install demo test browser
+install: $(BIN)/focus-eval
+
+demo: install
+	$(BIN)/focus-eval demo --out demo-out
+
+# The browser tests drive Debian's Chromium through Playwright (never `playwright install`).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq chromium >/dev/null; }
+
+test: install browser
+	$(BIN)/python -m pytest -q

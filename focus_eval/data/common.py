@@ -1,0 +1,206 @@
+"""Shared helpers for dataset readers: finding label files, reading tables, matching columns and files,
+and mapping per-dataset codes (sex, age, quality) to harmonized values without ever guessing."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from focus_eval.errors import DataError
+
+IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp"}
+
+
+def clean_header(name: object) -> str:
+    """Strip whitespace, a UTF-8 BOM and non-breaking spaces from a column name."""
+    text = "" if name is None else str(name)
+    return text.replace("\ufeff", "").replace("\xa0", " ").strip()
+
+
+def clean_cell(value: object) -> str | None:
+    """Strip a string cell; empty cells, NaN and 'NA'-style markers become None."""
+    if value is None:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    text = str(value).replace("\xa0", " ").strip()
+    if text == "" or text.lower() in {"nan", "na", "n/a", "none", "null"}:
+        return None
+    return text
+
+
+def find_files(folder: Path, names: Sequence[str]) -> list[Path]:
+    """All files under ``folder`` (any depth) whose name matches one of ``names`` case-insensitively,
+    sorted by depth then path so that the shallowest candidate comes first."""
+    wanted = {n.lower() for n in names}
+    found = []
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for f in filenames:
+            if f.lower() in wanted:
+                found.append(Path(dirpath) / f)
+    found.sort(key=lambda p: (len(p.relative_to(folder).parts), str(p)))
+    return found
+
+
+def find_one(folder: Path, names: Sequence[str], what: str) -> Path:
+    """The first file named one of ``names`` under ``folder``; a DataError naming the expected path if none."""
+    if not folder.is_dir():
+        raise DataError(f"dataset folder not found; expected {what} under it", file=str(folder))
+    found = find_files(folder, names)
+    if not found:
+        alternatives = " or ".join(names)
+        raise DataError(f"no {what} found; expected {alternatives} somewhere under {folder}", file=str(folder))
+    return found[0]
+
+
+def find_dirs(folder: Path, names: Sequence[str]) -> list[Path]:
+    """All folders under ``folder`` whose name matches one of ``names`` case-insensitively, shallowest first."""
+    wanted = {n.lower() for n in names}
+    found = []
+    for dirpath, dirnames, _ in os.walk(folder):
+        dirnames.sort()
+        for d in dirnames:
+            if d.lower() in wanted:
+                found.append(Path(dirpath) / d)
+    found.sort(key=lambda p: (len(p.relative_to(folder).parts), str(p)))
+    return found
+
+
+def read_csv_rows(path: Path, encoding: str = "utf-8-sig") -> tuple[list[str], list[dict[str, str | None]]]:
+    """Read a CSV into (clean headers, rows of clean cells). Row dicts also carry ``__row__``: the 1-based
+    line number in the file (header = line 1), for error messages."""
+    try:
+        raw = path.read_bytes().decode(encoding)
+    except UnicodeDecodeError as exc:
+        raise DataError(f"cannot decode as {encoding}: {exc}", file=str(path)) from exc
+    reader = csv.reader(io.StringIO(raw))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise DataError("empty label file", file=str(path)) from None
+    headers = [clean_header(h) for h in header]
+    rows = []
+    for lineno, values in enumerate(reader, start=2):
+        if not any(v.strip() for v in values):
+            continue
+        row: dict[str, str | None] = {"__row__": lineno}  # type: ignore[dict-item]
+        for i, h in enumerate(headers):
+            if not h:
+                continue
+            row[h] = clean_cell(values[i]) if i < len(values) else None
+        rows.append(row)
+    return headers, rows
+
+
+def resolve_columns(headers: Iterable[str], aliases: Mapping[str, Sequence[str]], file: Path,
+                    optional: Iterable[str] = ()) -> dict[str, str]:
+    """Map each concept in ``aliases`` to the actual header (case-insensitive). A required concept with no
+    matching header is a DataError that names the file, the expected names and the headers found."""
+    by_lower = {clean_header(h).lower(): clean_header(h) for h in headers if clean_header(h)}
+    optional = set(optional)
+    resolved: dict[str, str] = {}
+    for concept, names in aliases.items():
+        for n in names:
+            if n.lower() in by_lower:
+                resolved[concept] = by_lower[n.lower()]
+                break
+        else:
+            if concept not in optional:
+                raise DataError(
+                    f"missing column for {concept!r}: expected one of {list(names)}; found {sorted(by_lower.values())}",
+                    file=str(file))
+    return resolved
+
+
+def file_index(folder: Path, recursive: bool = False) -> dict[str, Path]:
+    """Lower-cased file name -> path for the image files in ``folder`` (non-image files are ignored)."""
+    index: dict[str, Path] = {}
+    if not folder.is_dir():
+        return index
+    paths = folder.rglob("*") if recursive else folder.iterdir()
+    for p in sorted(paths):
+        if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
+            index.setdefault(p.name.lower(), p)
+    return index
+
+
+def with_extension(name: str, default: str = ".jpg") -> str:
+    """Append ``default`` to an image name that has no image extension (BRSET, IDRiD, some mBRSET copies)."""
+    return name if Path(name).suffix.lower() in IMAGE_SUFFIXES else name + default
+
+
+def safe_path(root: Path, candidate: Path | str, file: Path, row: int | None) -> Path:
+    """Resolve ``candidate`` (relative to ``root`` if not absolute) and refuse anything outside ``root``."""
+    root_resolved = Path(root).resolve()
+    p = Path(candidate)
+    full = (p if p.is_absolute() else root_resolved / p).resolve()
+    if full != root_resolved and root_resolved not in full.parents:
+        raise DataError(f"image path {str(candidate)!r} escapes the dataset folder {root_resolved}",
+                        file=str(file), row=row)
+    return full
+
+
+def parse_number(value: str | None) -> float | None:
+    """A numeric cell as float; None for empty. Raises ValueError for text that is not a number."""
+    if value is None:
+        return None
+    return float(str(value).replace(",", "."))
+
+
+def parse_grade(value: str | None, allowed: Sequence[int], file: Path, row: int | None, column: str) -> int | None:
+    """An integer grade such as ICDR 0-4 (accepting '2', '2.0'); None when empty. Any other value is a
+    DataError: labels are never recoded silently."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        raise DataError(f"column {column!r}: {value!r} is not a grade in {list(allowed)}", file=str(file), row=row) from None
+    if not number.is_integer() or int(number) not in allowed:
+        raise DataError(f"column {column!r}: {value!r} is not a grade in {list(allowed)}", file=str(file), row=row)
+    return int(number)
+
+
+def map_code(value: str | None, mapping: Mapping[str, str], file: Path, row: int | None, column: str) -> str | None:
+    """Map a coded cell through ``mapping``; '1', '1.0' and 1 are the same code. None when empty; an unknown
+    code is a DataError naming file, row, column and the accepted codes."""
+    if value is None:
+        return None
+    key = str(value).strip()
+    try:
+        number = float(key)
+        if number.is_integer():
+            key = str(int(number))
+    except ValueError:
+        key = key.lower()
+    lowered = {str(k).lower(): v for k, v in mapping.items()}
+    if key.lower() not in lowered:
+        raise DataError(f"column {column!r}: unknown code {value!r}; expected one of {sorted(mapping)}",
+                        file=str(file), row=row)
+    return lowered[key.lower()]
+
+
+def parse_age(value: str | None, file: Path, row: int | None, column: str) -> float | None:
+    """Age in years: '>= 90' style caps map to 90; empty -> None; non-numeric text is a DataError."""
+    if value is None:
+        return None
+    text = str(value).strip().replace(" ", "")
+    for prefix in (">=", ">"):
+        if text.startswith(prefix):
+            return 90.0
+    try:
+        age = float(text.replace(",", "."))
+    except ValueError:
+        raise DataError(f"column {column!r}: age {value!r} is not a number", file=str(file), row=row) from None
+    return age
+
+
+def implausible_ages(records, low: float = 18.0, high: float = 100.0) -> list[str]:
+    """Warnings for ages below ``low`` or above ``high`` (the rows are kept, never dropped)."""
+    return [f"{r.image_id}: implausible age {r.age:g}" for r in records
+            if r.age is not None and (r.age < low or r.age > high)]
