@@ -18,3 +18,13 @@ def resource_dir(name: str) -> Path:
     if installed.is_dir():
         return installed
     raise FileNotFoundError(f"focus-eval's {name}/ folder is not installed (looked in {checkout} and {installed})")
+
+
+def cache_dir(*parts: str) -> Path:
+    """focus-eval's cache folder (``$FOCUS_CACHE``, else ``~/.cache/focus-eval``), created on demand."""
+    import os
+
+    root = Path(os.environ.get("FOCUS_CACHE") or Path.home() / ".cache" / "focus-eval")
+    path = root.joinpath(*parts)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
