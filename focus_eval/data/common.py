@@ -204,3 +204,118 @@ def implausible_ages(records, low: float = 18.0, high: float = 100.0) -> list[st
     """Warnings for ages below ``low`` or above ``high`` (the rows are kept, never dropped)."""
     return [f"{r.image_id}: implausible age {r.age:g}" for r in records
             if r.age is not None and (r.age < low or r.age > high)]
+
+
+def read_xlsx_rows(path: Path, sheet: str | None = None) -> tuple[list[str], list[dict[str, str | None]]]:
+    """Read one sheet of an .xlsx file like ``read_csv_rows``: the first non-empty row is the header,
+    cells are cleaned to text, and each row dict carries ``__row__`` (the sheet's 1-based row number)."""
+    from openpyxl import load_workbook
+
+    try:
+        book = load_workbook(path, read_only=True, data_only=True)
+    except Exception as exc:  # openpyxl raises several unrelated types for a damaged file
+        raise DataError(f"cannot read as an .xlsx workbook: {exc}", file=str(path)) from exc
+    try:
+        if sheet is not None and sheet not in book.sheetnames:
+            raise DataError(f"no sheet {sheet!r}; sheets are {book.sheetnames}", file=str(path))
+        table = book[sheet] if sheet is not None else book.worksheets[0]
+        headers: list[str] | None = None
+        rows: list[dict[str, str | None]] = []
+        for lineno, values in enumerate(table.iter_rows(values_only=True), start=1):
+            cells = [clean_cell(v) for v in values]
+            if not any(c is not None for c in cells):
+                continue
+            if headers is None:
+                headers = [clean_header(v) for v in values]
+                continue
+            row: dict[str, str | None] = {"__row__": lineno}  # type: ignore[dict-item]
+            for i, h in enumerate(headers):
+                if h:
+                    row[h] = cells[i] if i < len(cells) else None
+            rows.append(row)
+    finally:
+        book.close()
+    if headers is None:
+        raise DataError("empty sheet", file=str(path))
+    return headers, rows
+
+
+def find_dir_near(anchor: Path, root: Path, names: Sequence[str]) -> Path | None:
+    """The folder named one of ``names`` closest to ``anchor``: search below ``anchor``'s folder, then below
+    each parent up to ``root``, and return the shallowest match at the first level that has one. Two
+    equally close matches are a DataError, since picking one would be a guess."""
+    start = anchor if anchor.is_dir() else anchor.parent
+    root = Path(root)
+    level = start
+    while True:
+        found = find_dirs(level, names)
+        if found:
+            depth = len(found[0].relative_to(level).parts)
+            tied = [p for p in found if len(p.relative_to(level).parts) == depth]
+            if len(tied) > 1:
+                raise DataError(f"ambiguous image folders {[str(p) for p in tied]}; expected one of {list(names)}",
+                                file=str(anchor))
+            return found[0]
+        if level == root or root not in level.parents:
+            return None
+        level = level.parent
+
+
+def relative_to_root(root: Path, path: Path) -> str:
+    """``path`` relative to the dataset folder, with forward slashes (the record key, never the bare stem)."""
+    return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+
+
+def split_counts(records, targets: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per split: number of images and, per target, positives and negatives (for the load log)."""
+    counts: dict[str, dict[str, int]] = {}
+    for r in records:
+        entry = counts.setdefault(str(r.split), {"n": 0})
+        entry["n"] += 1
+        for target in targets:
+            value = getattr(r, target)
+            if value is not None:
+                key = f"{target}_pos" if value == 1 else f"{target}_neg"
+                entry[key] = entry.get(key, 0) + 1
+    return counts
+
+
+def count_warnings(dataset: str, counts: Mapping[str, Mapping[str, int]],
+                   documented: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """Warnings where a loaded count differs from the documented one; counts never fail a load, since
+    releases and copies differ."""
+    warnings = []
+    for split, expected in documented.items():
+        found = counts.get(split, {})
+        for key, value in expected.items():
+            if found.get(key, 0) != value:
+                warnings.append(f"{dataset} {split}: {key} = {found.get(key, 0)}, documented {value}")
+    return warnings
+
+
+def clean_id(value: str | None, file: Path, row: int | None, column: str) -> str:
+    """An identifier cell as text, with spreadsheet float noise removed ('126.0' -> '126'); an empty cell is
+    a DataError naming file, row and column."""
+    if value is None:
+        raise DataError(f"column {column!r} is empty", file=str(file), row=row)
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number.is_integer() and "e" not in text.lower() else text
+
+
+def relative_to(root: Path, path: Path) -> str:
+    """``path`` relative to ``root`` in POSIX form, both resolved (the record's ``relpath``)."""
+    return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+
+
+def inconsistent_within_patient(records, attribute: str) -> list[str]:
+    """Patient ids whose images disagree on ``attribute`` (missing values ignored), for load warnings."""
+    seen: dict[str, set] = {}
+    for r in records:
+        value = getattr(r, attribute)
+        if value is not None:
+            seen.setdefault(r.patient_id, set()).add(value)
+    return [p for p, values in seen.items() if len(values) > 1]

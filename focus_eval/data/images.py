@@ -1,0 +1,85 @@
+"""Fundus image decoding: JPEG draft decoding, a crop of the black border around the fundus, resize."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from focus_eval.errors import DataError
+
+# The border mask is computed on a copy no larger than this, which keeps the crop cheap at any resolution.
+MASK_SIDE = 128
+# A pixel belongs to the fundus when its luminance exceeds this fraction of the bright end of the image.
+MASK_FRACTION = 0.08
+MASK_FLOOR = 8.0
+# A row or column counts as fundus when at least this fraction of it is above the threshold (ignores specks
+# and burnt-in text in the border).
+LINE_FRACTION = 0.02
+
+
+def open_fundus(path: str | Path, size: int | None = None, crop: bool = True) -> Image.Image:
+    """Open an image as RGB, crop it to a square around the fundus (black border removed, padded with black
+    where the fundus is cut off) and resize it to ``size`` x ``size`` when a size is given.
+
+    A corrupt or truncated file raises DataError naming the file.
+    """
+    path = Path(path)
+    try:
+        with Image.open(path) as image:
+            if size is not None and image.format == "JPEG":
+                # Decode at the smallest JPEG scale that still covers the target size (much faster).
+                image.draft("RGB", (size, size))
+            image.load()
+            rgb = _to_rgb(image)
+    except FileNotFoundError:
+        raise DataError("image file not found", file=str(path)) from None
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        raise DataError(f"cannot decode image: {exc}", file=str(path)) from None
+    if crop:
+        rgb = rgb.crop(fundus_box(rgb))
+    if size is not None and rgb.size != (size, size):
+        if crop:
+            rgb = rgb.resize((size, size), Image.Resampling.BICUBIC, reducing_gap=2.0)
+        else:
+            rgb = rgb.resize((size, size), Image.Resampling.BICUBIC)
+    return rgb
+
+
+def _to_rgb(image: Image.Image) -> Image.Image:
+    if image.mode == "RGB":
+        return image
+    if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
+        # 16-bit and float images: scale to 8 bits instead of clipping at 255.
+        array = np.asarray(image, dtype=np.float32)
+        top = float(array.max()) or 1.0
+        image = Image.fromarray(np.clip(array * (255.0 / top), 0, 255).astype(np.uint8))
+    if image.mode in ("RGBA", "LA", "P", "PA"):
+        image = image.convert("RGBA")
+        background = Image.new("RGBA", image.size, (0, 0, 0, 255))
+        image = Image.alpha_composite(background, image)
+    return image.convert("RGB")
+
+
+def fundus_box(image: Image.Image) -> tuple[int, int, int, int]:
+    """A square box (left, top, right, bottom) around the fundus; it may extend past the image edges, where
+    PIL's crop pads with black. The whole image (squared) when no border is found."""
+    width, height = image.size
+    factor = max(width, height) // MASK_SIDE
+    small = image.reduce(factor) if factor > 1 else image
+    lum = np.asarray(small.convert("L"), dtype=np.float32)
+    fx, fy = width / lum.shape[1], height / lum.shape[0]
+    mask = lum > max(MASK_FLOOR, MASK_FRACTION * float(np.percentile(lum, 99)))
+    rows = np.flatnonzero(mask.mean(axis=1) >= LINE_FRACTION)
+    cols = np.flatnonzero(mask.mean(axis=0) >= LINE_FRACTION)
+    if rows.size == 0 or cols.size == 0:
+        left, top, right, bottom = 0.0, 0.0, float(width), float(height)
+    else:
+        left, right = cols[0] * fx, (cols[-1] + 1) * fx
+        top, bottom = rows[0] * fy, (rows[-1] + 1) * fy
+    side = max(right - left, bottom - top)
+    cx, cy = (left + right) / 2, (top + bottom) / 2
+    x0, y0 = int(round(cx - side / 2)), int(round(cy - side / 2))
+    side_px = max(1, int(round(side)))
+    return (x0, y0, x0 + side_px, y0 + side_px)

@@ -1,0 +1,253 @@
+"""Reader for REFUGE (2018): official train/val/test with the clinical glaucoma label, from the official
+release (class folders + ground-truth workbooks) or the Kaggle bundle (index.json per split). The official
+test set is read as test, never replaced by the validation set."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from focus_eval.data.common import (clean_cell, clean_header, count_warnings, file_index, find_dirs, find_files,
+                                    parse_grade, read_xlsx_rows, relative_to_root, resolve_columns, safe_path,
+                                    split_counts, with_extension)
+from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.errors import DataError
+
+NAME = "refuge"
+TARGETS = ("glaucoma",)
+COHORTS = {"all": lambda record: True}
+DEFAULT_COHORT = "all"
+OFFICIAL_SPLIT = True
+GROUP_KEY = "image (no patient id; official train/val/test split)"
+
+# Official release: training labels are the class folders; validation and test labels are workbooks.
+TRAIN_FOLDERS = ("Training400", "REFUGE-Training400")
+TRAIN_CLASSES = {"Glaucoma": 1, "Non-Glaucoma": 0}
+GT_SPLITS = {
+    "val": {"folders": ("REFUGE-Validation400", "Validation400"), "workbook": "Fovea_locations.xlsx",
+            "gt_folder": "REFUGE-Validation400-GT", "label": ("Glaucoma Label",)},
+    "test": {"folders": ("Test400", "REFUGE-Test400"), "workbook": "Glaucoma_label_and_Fovea_location.xlsx",
+             "gt_folder": "REFUGE-Test-GT", "label": ("Label(Glaucoma=1)",)},
+}
+WORKBOOK_COLUMNS = {"image": ("ImgName",)}
+# Kaggle bundle: REFUGE/{train,val,test}/{Images/, index.json}.
+KAGGLE_SPLITS = {"train": "train", "val": "val", "test": "test"}
+KAGGLE_FIELDS = {"image": "imgname", "label": "label"}
+DOCUMENTED_COUNTS = {split: {"n": 400, "glaucoma_pos": 40} for split in ("train", "val", "test")}
+
+
+def read(folder: Path) -> DatasetLoad:
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise DataError("dataset folder not found", file=str(folder))
+    official = find_dirs(folder, TRAIN_FOLDERS)
+    kaggle = _kaggle_indexes(folder)
+    if not official and not kaggle:
+        raise DataError("no REFUGE layout found; expected 'Training400/Glaucoma/', 'REFUGE-Validation400/' and "
+                        "'Test400/' (official release) or 'REFUGE/{train,val,test}/index.json' (Kaggle bundle) "
+                        f"somewhere under {folder}", file=str(folder))
+    load = DatasetLoad(name=NAME, root=folder, records=[])
+    if official:
+        if kaggle:
+            load.warnings.append(f"both the official REFUGE release and the Kaggle bundle are under {folder}; "
+                                 "reading the official release only")
+        load.metadata["layout"] = "official"
+        _read_official(folder, official[0], load)
+    else:
+        load.metadata["layout"] = "kaggle"
+        _read_kaggle(folder, kaggle, load)
+    counts = split_counts(load.records, TARGETS)
+    load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
+    load.metadata["counts"] = counts
+    return load
+
+
+# ---- official release ----
+
+def _read_official(folder: Path, train_dir: Path, load: DatasetLoad) -> None:
+    label_files = {"train": relative_to_root(folder, train_dir) + "/<class folder>"}
+    for class_name, label in TRAIN_CLASSES.items():
+        found = find_dirs(train_dir, [class_name])
+        if not found:
+            raise DataError(f"class folder {class_name!r} not found in {train_dir}", file=str(train_dir))
+        for path in file_index(found[0]).values():
+            _add(load, folder, "train", path, label, {"class_folder": class_name}, found[0], None)
+    for split, spec in GT_SPLITS.items():
+        image_dirs = find_dirs(folder, spec["folders"])
+        if not image_dirs:
+            raise DataError(f"{split} image folder {spec['folders'][0]!r} not found anywhere under {folder}",
+                            file=str(folder))
+        images = file_index(image_dirs[0], recursive=True)
+        workbook = find_files(folder, [spec["workbook"]])
+        if not workbook:
+            _missing_labels(load, folder, split, images, f"{spec['gt_folder']}/{spec['workbook']}")
+            continue
+        label_files[split] = relative_to_root(folder, workbook[0])
+        _read_workbook(load, folder, split, workbook[0], spec["label"], images)
+    load.metadata["label_files"] = label_files
+
+
+def _read_workbook(load: DatasetLoad, folder: Path, split: str, workbook: Path, label_names: tuple[str, ...],
+                   images: dict[str, Path]) -> None:
+    headers, rows = read_xlsx_rows(workbook)
+    columns = resolve_columns(headers, {**WORKBOOK_COLUMNS, "label": label_names}, workbook)
+    used: set[str] = set()
+    for row in rows:
+        line = row["__row__"]
+        source_name = row[columns["image"]]
+        if source_name is None:
+            raise DataError(f"empty {columns['image']!r} cell", file=str(workbook), row=line)
+        name = with_extension(source_name, ".jpg")
+        if name.lower() in used:
+            raise DataError(f"image {source_name!r} listed twice", file=str(workbook), row=line)
+        used.add(name.lower())
+        label = parse_grade(row[columns["label"]], (0, 1), workbook, line, columns["label"])
+        extra = {k: v for k, v in row.items() if k not in ("__row__", columns["label"]) and v is not None}
+        _add(load, folder, split, images.get(name.lower()), label, extra, workbook, line,
+             image_id=f"{split}/{Path(name).stem}", name=name)
+    _warn_unlabelled(load, images, used, workbook)
+
+
+def _missing_labels(load: DatasetLoad, folder: Path, split: str, images: dict[str, Path], expected: str) -> None:
+    for path in images.values():
+        load.skipped.append(Skipped(str(path), None, f"{split}/{path.stem}",
+                                    f"no glaucoma label: {expected} not found under {folder}"))
+    load.warnings.append(f"REFUGE {split}: {len(images)} images have no label because {expected} is missing; "
+                         f"place it anywhere under {folder} to evaluate this split")
+
+
+# ---- Kaggle bundle ----
+
+def _kaggle_indexes(folder: Path) -> dict[str, Path]:
+    """split -> index.json of the Kaggle bundle (its parent folder is named after the split)."""
+    found: dict[str, Path] = {}
+    for path in find_files(folder, ["index.json"]):
+        split = KAGGLE_SPLITS.get(path.parent.name.lower())
+        if split is not None and split not in found:
+            found[split] = path
+    return found
+
+
+def _read_kaggle(folder: Path, indexes: dict[str, Path], load: DatasetLoad) -> None:
+    label_files = {}
+    for split in ("train", "val", "test"):
+        if split not in indexes:
+            raise DataError(f"Kaggle REFUGE bundle has no {split}/index.json under {folder}", file=str(folder))
+        index = indexes[split]
+        image_dirs = [p for p in index.parent.iterdir() if p.is_dir() and p.name.lower() == "images"]
+        if not image_dirs:
+            raise DataError(f"no Images/ folder next to {index.name}", file=str(index))
+        images = file_index(image_dirs[0])
+        entries = _index_entries(index)
+        if split == "test" and not _has_labels(entries):
+            label_files[split] = _kaggle_test_labels(load, folder, index, images)
+            continue
+        label_files[split] = relative_to_root(folder, index)
+        _read_index(load, folder, split, index, entries, images)
+    load.metadata["label_files"] = label_files
+
+
+def _kaggle_test_labels(load: DatasetLoad, folder: Path, index: Path, images: dict[str, Path]) -> str | None:
+    """The bundle's test index has no labels; the official test ground truth has them, so read it when the
+    user has placed it in the dataset folder, and otherwise skip the test images and say why."""
+    spec = GT_SPLITS["test"]
+    workbook = find_files(folder, [spec["workbook"]])
+    if workbook:
+        load.warnings.append(f"REFUGE test labels: {index} has none; reading the official {workbook[0].name}")
+        _read_workbook(load, folder, "test", workbook[0], spec["label"], images)
+        return relative_to_root(folder, workbook[0])
+    for path in images.values():
+        load.skipped.append(Skipped(str(index), None, f"test/{path.stem}",
+                                    f"no glaucoma label: {index.name} of the Kaggle bundle has no Label field"))
+    load.warnings.append(
+        f"REFUGE test: {len(images)} images skipped because {index} has no labels. The official test labels "
+        f"exist ({spec['gt_folder']}/{spec['workbook']}, from the REFUGE challenge site); place that file "
+        f"anywhere under {folder} to evaluate the official test set")
+    return None
+
+
+def _index_entries(index: Path) -> list[tuple[int | None, dict]]:
+    """Records of an index.json as (position, {lower-case field: value}); accepts a list of records, a
+    mapping of records, or a column mapping ({"ImgName": {...}, "Label": {...}})."""
+    try:
+        data = json.loads(index.read_text(encoding="utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"cannot read as JSON: {exc}", file=str(index)) from exc
+    if isinstance(data, dict) and any(clean_header(k).lower() == KAGGLE_FIELDS["image"] for k in data):
+        records = _column_records({clean_header(k).lower(): v for k, v in data.items()})
+    elif isinstance(data, dict):
+        records = list(data.values())
+    elif isinstance(data, list):
+        records = data
+    else:
+        raise DataError("expected a list or mapping of records with ImgName and Label", file=str(index))
+    entries = []
+    for position, record in enumerate(records, start=1):
+        if not isinstance(record, dict):
+            raise DataError(f"record {position} is not an object with ImgName", file=str(index))
+        entries.append((position, {clean_header(k).lower(): v for k, v in record.items()}))
+    return entries
+
+
+def _column_records(columns: dict) -> list[dict]:
+    """Rows of a column mapping such as pandas writes ({"ImgName": {"0": ...}, "Label": {"0": ...}})."""
+    names = columns[KAGGLE_FIELDS["image"]]
+    keys = list(names) if isinstance(names, dict) else list(range(len(names)))
+
+    def cell(values, key):
+        if isinstance(values, dict):
+            return values.get(key)
+        return values[key] if isinstance(values, list) and key < len(values) else None
+
+    return [{field: cell(values, key) for field, values in columns.items()} for key in keys]
+
+
+def _has_labels(entries: list[tuple[int | None, dict]]) -> bool:
+    return any(clean_cell(entry.get(KAGGLE_FIELDS["label"])) is not None for _, entry in entries)
+
+
+def _read_index(load: DatasetLoad, folder: Path, split: str, index: Path, entries: list[tuple[int | None, dict]],
+                images: dict[str, Path]) -> None:
+    used: set[str] = set()
+    for position, entry in entries:
+        source_name = clean_cell(entry.get(KAGGLE_FIELDS["image"]))
+        if source_name is None:
+            raise DataError(f"record {position} has no ImgName", file=str(index))
+        name = with_extension(source_name, ".jpg")
+        if name.lower() in used:
+            raise DataError(f"image {source_name!r} listed twice (record {position})", file=str(index))
+        used.add(name.lower())
+        image_id = f"{split}/{Path(name).stem}"
+        raw_label = clean_cell(entry.get(KAGGLE_FIELDS["label"]))
+        if raw_label is None:
+            load.skipped.append(Skipped(str(index), position, image_id, "no glaucoma label (Label missing)"))
+            continue
+        label = parse_grade(raw_label, (0, 1), index, position, "Label")
+        extra = {k: v for k, v in entry.items() if k not in KAGGLE_FIELDS.values() and v is not None}
+        _add(load, folder, split, images.get(name.lower()), label, extra, index, position,
+             image_id=image_id, name=name)
+    _warn_unlabelled(load, images, used, index)
+
+
+# ---- shared ----
+
+def _add(load: DatasetLoad, folder: Path, split: str, path: Path | None, label: int | None, extra: dict,
+         source: Path, row: int | None, image_id: str | None = None, name: str | None = None) -> None:
+    image_id = image_id or f"{split}/{path.stem}"
+    if path is None:
+        load.skipped.append(Skipped(str(source), row, image_id, f"image file {name} not found for split {split}"))
+        return
+    path = safe_path(folder, path, source, row)
+    if path.stat().st_size == 0:
+        load.skipped.append(Skipped(str(source), row, image_id, f"image file {path} is empty"))
+        return
+    load.records.append(ImageRecord(dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
+                                    relpath=relative_to_root(folder, path), split=split, glaucoma=label,
+                                    extra=extra))
+
+
+def _warn_unlabelled(load: DatasetLoad, images: dict[str, Path], used: set[str], source: Path) -> None:
+    unlabelled = sorted(set(images) - used)
+    if unlabelled:
+        load.warnings.append(f"{len(unlabelled)} images have no row in {source.name} "
+                             f"(e.g. {images[unlabelled[0]].name})")

@@ -1,0 +1,85 @@
+"""Embed a dataset's images once per encoder configuration, through the on-disk cache, across processes."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader
+
+from focus_eval.runner.embed_cache import EmbeddingCache, cache_key_for
+from focus_eval.runner.images import ImageDataset, ImageItem, collate, source_path
+
+SHARD_IMAGES = 1024  # write a cache shard at least this often, so an interrupted run loses little
+
+
+@contextlib.contextmanager
+def inference_context(device: torch.device, dtype: torch.dtype | None):
+    with torch.inference_mode():
+        if device.type == "cuda" and dtype in (torch.bfloat16, torch.float16):
+            with torch.autocast("cuda", dtype=dtype):
+                yield
+        else:
+            yield
+
+
+def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size: int, num_workers: int,
+                  prepared_root: Path | None = None, progress=None, dtype: torch.dtype | None = None):
+    """Return ({image_id: vector}, {image_id: error}) for ``records``, computing only what the cache lacks.
+
+    Each process embeds an interleaved share of the missing images and writes its own shards; after a
+    barrier every process reads the complete cache.
+    """
+    size = int(adapter.preset.preprocessing.get("size") or 0) or None
+    keys = {r.image_id: cache_key_for(r.image_id, source_path(r, prepared_root, size)) for r in records}
+    cached = cache.load()
+    missing = sorted((r for r in records if keys[r.image_id] not in cached), key=lambda r: r.image_id)
+    errors: dict[str, str] = {}
+    share = missing[state.process_index::state.num_processes]
+    if share:
+        items = [ImageItem(i, r.image_id, str(source_path(r, prepared_root, size)), size) for i, r in enumerate(share)]
+        loader = DataLoader(ImageDataset(items, adapter.transform), batch_size=batch_size, shuffle=False,
+                            num_workers=num_workers, collate_fn=collate,
+                            persistent_workers=False, pin_memory=adapter.device.type == "cuda")
+        bar = progress(total=len(items), desc=f"embed {records[0].dataset}") if progress else None
+        pending_keys: list[str] = []
+        pending_vectors: list[np.ndarray] = []
+        for indices, pixels, bad in loader:
+            for i, reason in bad:
+                errors[items[i].image_id] = reason
+            if pixels is not None:
+                with inference_context(adapter.device, dtype):
+                    vectors = adapter.embed_images(pixels.to(adapter.device, non_blocking=True))
+                vectors = vectors.float().cpu().numpy()
+                pending_keys += [keys[items[i].image_id] for i in indices]
+                pending_vectors.append(vectors)
+            if bar:
+                bar.update(len(indices) + len(bad))
+            if len(pending_keys) >= SHARD_IMAGES:
+                cache.write(pending_keys, np.concatenate(pending_vectors), rank=state.process_index)
+                pending_keys, pending_vectors = [], []
+        if pending_keys:
+            cache.write(pending_keys, np.concatenate(pending_vectors), rank=state.process_index)
+        if bar:
+            bar.close()
+    state.wait_for_everyone()
+    errors = gather_errors(errors, state)
+    cached = cache.load()
+    vectors = {r.image_id: cached[keys[r.image_id]] for r in records if keys[r.image_id] in cached}
+    return vectors, errors
+
+
+def gather_errors(errors: dict[str, str], state) -> dict[str, str]:
+    """Every process's decode errors, merged (errors are few; objects travel through torch.distributed)."""
+    if state.num_processes == 1:
+        return errors
+    import torch.distributed as dist
+
+    gathered: list[dict[str, str]] = [{} for _ in range(state.num_processes)]
+    dist.all_gather_object(gathered, errors)
+    merged: dict[str, str] = {}
+    for part in gathered:
+        merged.update(part)
+    return merged
