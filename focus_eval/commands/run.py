@@ -17,7 +17,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model-args", default="", help="preset overrides k=v,... (e.g. weights=PATH, source=DIR)")
     p.add_argument("--data-root", type=Path, default=os.environ.get("FOCUS_DATA"),
                    help="folder with one sub-folder per dataset (default: $FOCUS_DATA)")
-    p.add_argument("--output-path", type=Path, default=Path("results"), help="results folder (default: results/)")
+    p.add_argument("--output-path", type=Path, default=Path(os.environ.get("FOCUS_OUTPUT", "results")),
+                   help="results folder (default: $FOCUS_OUTPUT, else results/)")
     p.add_argument("--include-path", action="append", default=[], help="extra folder of task YAML files")
     p.add_argument("--include-proxy", action="store_true", help="let groups and patterns include proxy tasks")
     p.add_argument("--methods", default=None, help="subset of the preset's methods, comma-separated")
