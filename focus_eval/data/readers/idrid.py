@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (count_warnings, file_index, find_dir_near, find_files, parse_grade,
-                                    read_csv_rows, relative_to_root, resolve_columns, safe_path, split_counts,
-                                    with_extension)
+from focus_eval.data.common import (clean_id, count_warnings, file_index, find_dir_near, find_files,
+                                    label_counts, parse_grade, read_csv_rows, relative_to, resolve_columns,
+                                    safe_path, with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -52,11 +52,12 @@ def read(folder: Path) -> DatasetLoad:
         if image_dir is None:
             raise DataError(f"no image folder {image_dir_names[0]!r} found in the 'B. Disease Grading' folder "
                             f"of the {split} label file", file=str(label_file))
-        label_files[split] = relative_to_root(folder, label_file)
+        label_files[split] = relative_to(folder, label_file)
         _read_split(folder, split, label_file, image_dir, load)
-    counts = split_counts(load.records, TARGETS)
+    counts = label_counts(load.records, TARGETS)
     load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
-    load.metadata.update({"label_files": label_files, "counts": counts})
+    load.metadata.update({"label_file": ", ".join(label_files.values()), "label_files": label_files,
+                          "counts": counts})
     return load
 
 
@@ -86,9 +87,7 @@ def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, loa
     used: set[str] = set()
     for row in rows:
         line = row["__row__"]
-        source_name = row[columns["image"]]
-        if source_name is None:
-            raise DataError(f"empty {columns['image']!r} cell", file=str(label_file), row=line)
+        source_name = clean_id(row[columns["image"]], label_file, line, columns["image"])
         name = with_extension(source_name, ".jpg")
         image_id = f"{split}/{Path(name).stem}"
         if name.lower() in used:
@@ -106,7 +105,7 @@ def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, loa
         edema = parse_grade(row[columns["edema"]], EDEMA_RISKS, label_file, line, columns["edema"])
         load.records.append(ImageRecord(
             dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
-            relpath=relative_to_root(folder, path), split=split,
+            relpath=relative_to(folder, path), split=split,
             dr=None if grade is None else int(grade >= 1),
             referable_dr=referable(grade, edema),
             extra={"retinopathy_grade": grade, "macular_edema_risk": edema},

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from focus_eval.data.common import (clean_cell, clean_header, count_warnings, file_index, find_dirs, find_files,
-                                    parse_grade, read_xlsx_rows, relative_to_root, resolve_columns, safe_path,
-                                    split_counts, with_extension)
+from focus_eval.data.common import (clean_cell, clean_header, clean_id, count_warnings, file_index,
+                                    find_dirs, find_files, label_counts, parse_grade, read_xlsx_rows, relative_to,
+                                    resolve_columns, safe_path, with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -56,7 +56,7 @@ def read(folder: Path) -> DatasetLoad:
     else:
         load.metadata["layout"] = "kaggle"
         _read_kaggle(folder, kaggle, load)
-    counts = split_counts(load.records, TARGETS)
+    counts = label_counts(load.records, TARGETS)
     load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
     load.metadata["counts"] = counts
     return load
@@ -65,7 +65,7 @@ def read(folder: Path) -> DatasetLoad:
 # ---- official release ----
 
 def _read_official(folder: Path, train_dir: Path, load: DatasetLoad) -> None:
-    label_files = {"train": relative_to_root(folder, train_dir) + "/<class folder>"}
+    label_files = {"train": relative_to(folder, train_dir) + "/<class folder>"}
     for class_name, label in TRAIN_CLASSES.items():
         found = find_dirs(train_dir, [class_name])
         if not found:
@@ -82,9 +82,9 @@ def _read_official(folder: Path, train_dir: Path, load: DatasetLoad) -> None:
         if not workbook:
             _missing_labels(load, folder, split, images, f"{spec['gt_folder']}/{spec['workbook']}")
             continue
-        label_files[split] = relative_to_root(folder, workbook[0])
+        label_files[split] = relative_to(folder, workbook[0])
         _read_workbook(load, folder, split, workbook[0], spec["label"], images)
-    load.metadata["label_files"] = label_files
+    _set_label_files(load, label_files)
 
 
 def _read_workbook(load: DatasetLoad, folder: Path, split: str, workbook: Path, label_names: tuple[str, ...],
@@ -94,9 +94,7 @@ def _read_workbook(load: DatasetLoad, folder: Path, split: str, workbook: Path, 
     used: set[str] = set()
     for row in rows:
         line = row["__row__"]
-        source_name = row[columns["image"]]
-        if source_name is None:
-            raise DataError(f"empty {columns['image']!r} cell", file=str(workbook), row=line)
+        source_name = clean_id(row[columns["image"]], workbook, line, columns["image"])
         name = with_extension(source_name, ".jpg")
         if name.lower() in used:
             raise DataError(f"image {source_name!r} listed twice", file=str(workbook), row=line)
@@ -142,9 +140,9 @@ def _read_kaggle(folder: Path, indexes: dict[str, Path], load: DatasetLoad) -> N
         if split == "test" and not _has_labels(entries):
             label_files[split] = _kaggle_test_labels(load, folder, index, images)
             continue
-        label_files[split] = relative_to_root(folder, index)
+        label_files[split] = relative_to(folder, index)
         _read_index(load, folder, split, index, entries, images)
-    load.metadata["label_files"] = label_files
+    _set_label_files(load, label_files)
 
 
 def _kaggle_test_labels(load: DatasetLoad, folder: Path, index: Path, images: dict[str, Path]) -> str | None:
@@ -155,7 +153,7 @@ def _kaggle_test_labels(load: DatasetLoad, folder: Path, index: Path, images: di
     if workbook:
         load.warnings.append(f"REFUGE test labels: {index} has none; reading the official {workbook[0].name}")
         _read_workbook(load, folder, "test", workbook[0], spec["label"], images)
-        return relative_to_root(folder, workbook[0])
+        return relative_to(folder, workbook[0])
     for path in images.values():
         load.skipped.append(Skipped(str(index), None, f"test/{path.stem}",
                                     f"no glaucoma label: {index.name} of the Kaggle bundle has no Label field"))
@@ -242,8 +240,13 @@ def _add(load: DatasetLoad, folder: Path, split: str, path: Path | None, label: 
         load.skipped.append(Skipped(str(source), row, image_id, f"image file {path} is empty"))
         return
     load.records.append(ImageRecord(dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
-                                    relpath=relative_to_root(folder, path), split=split, glaucoma=label,
+                                    relpath=relative_to(folder, path), split=split, glaucoma=label,
                                     extra=extra))
+
+
+def _set_label_files(load: DatasetLoad, label_files: dict[str, str | None]) -> None:
+    load.metadata["label_files"] = label_files
+    load.metadata["label_file"] = ", ".join(f for f in label_files.values() if f)
 
 
 def _warn_unlabelled(load: DatasetLoad, images: dict[str, Path], used: set[str], source: Path) -> None:

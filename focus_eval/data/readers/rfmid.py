@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (count_warnings, file_index, find_dir_near, find_files, parse_grade,
-                                    read_csv_rows, relative_to_root, resolve_columns, safe_path, split_counts,
-                                    with_extension)
+from focus_eval.data.common import (clean_id, count_warnings, file_index, find_dir_near, find_files,
+                                    label_counts, parse_grade, read_csv_rows, relative_to, resolve_columns,
+                                    safe_path, with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -56,12 +56,13 @@ def read(folder: Path) -> DatasetLoad:
         if image_dir is None:
             raise DataError(f"no image folder {image_dir_names[0]!r} found next to the {split} label file",
                             file=str(label_file))
-        label_files[split] = relative_to_root(folder, label_file)
+        label_files[split] = relative_to(folder, label_file)
         _read_split(folder, split, label_file, image_dir, load)
-    counts = split_counts(load.records, TARGETS)
+    counts = label_counts(load.records, TARGETS)
     load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
     load.metadata.update({
         "layout": layout,
+        "label_file": ", ".join(label_files.values()),
         "label_files": label_files,
         "referable_dr_column": REFERABLE_DR_COLUMN,
         "referable_dr_proxy": True,
@@ -103,9 +104,7 @@ def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, loa
     used: set[str] = set()
     for row in rows:
         line = row["__row__"]
-        source_id = row[columns["id"]]
-        if source_id is None:
-            raise DataError(f"empty {columns['id']!r} cell", file=str(label_file), row=line)
+        source_id = clean_id(row[columns["id"]], label_file, line, columns["id"])
         image_id = f"{split}/{source_id}"
         name = with_extension(source_id, ".png")
         if name.lower() in used:
@@ -121,7 +120,7 @@ def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, loa
             continue
         load.records.append(ImageRecord(
             dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
-            relpath=relative_to_root(folder, path), split=split,
+            relpath=relative_to(folder, path), split=split,
             dr=parse_grade(row[columns["dr"]], (0, 1), label_file, line, columns["dr"]),
             referable_dr=parse_grade(row[columns["referable_dr"]], (0, 1), label_file, line,
                                      columns["referable_dr"]),

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (count_warnings, file_index, find_files, parse_grade, read_csv_rows,
-                                    relative_to_root, resolve_columns, safe_path, split_counts, with_extension)
+from focus_eval.data.common import (clean_id, count_warnings, file_index, find_files, label_counts,
+                                    parse_grade, read_csv_rows, relative_to, resolve_columns, safe_path,
+                                    with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -47,14 +48,15 @@ def read(folder: Path) -> DatasetLoad:
     label_files, proxy_columns = {}, set()
     for split, name in LABEL_FILES.items():
         label_file = _label_file(folder, name, load.warnings)
-        label_files[split] = relative_to_root(folder, label_file)
+        label_files[split] = relative_to(folder, label_file)
         proxy_columns.add(_read_split(folder, split, label_file, load))
     if len(proxy_columns) > 1:
         raise DataError(f"the splits name the macular-edema column differently ({sorted(proxy_columns)})",
                         file=str(folder))
-    counts = split_counts(load.records, TARGETS)
+    counts = label_counts(load.records, TARGETS)
     load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
     load.metadata.update({
+        "label_file": ", ".join(label_files.values()),
         "label_files": label_files,
         "encoding": ENCODING,
         "referable_dr_column": proxy_columns.pop(),
@@ -84,9 +86,7 @@ def _read_split(folder: Path, split: str, label_file: Path, load: DatasetLoad) -
     missing = 0
     for row in rows:
         line = row["__row__"]
-        source_id = row[columns["id"]]
-        if source_id is None:
-            raise DataError(f"empty {columns['id']!r} cell", file=str(label_file), row=line)
+        source_id = clean_id(row[columns["id"]], label_file, line, columns["id"])
         image_id = f"{split}/{source_id}"
         name = with_extension(source_id, ".jpg")
         if name.lower() in used:
@@ -103,7 +103,7 @@ def _read_split(folder: Path, split: str, label_file: Path, load: DatasetLoad) -
             continue
         load.records.append(ImageRecord(
             dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
-            relpath=relative_to_root(folder, path), split=split,
+            relpath=relative_to(folder, path), split=split,
             dr=parse_grade(row[columns["dr"]], (0, 1), label_file, line, columns["dr"]),
             referable_dr=parse_grade(row[columns["referable_dr"]], (0, 1), label_file, line,
                                      columns["referable_dr"]),
