@@ -261,12 +261,7 @@ def find_dir_near(anchor: Path, root: Path, names: Sequence[str]) -> Path | None
         level = level.parent
 
 
-def relative_to_root(root: Path, path: Path) -> str:
-    """``path`` relative to the dataset folder, with forward slashes (the record key, never the bare stem)."""
-    return Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
-
-
-def split_counts(records, targets: Sequence[str]) -> dict[str, dict[str, int]]:
+def label_counts(records, targets: Sequence[str]) -> dict[str, dict[str, int]]:
     """Per split: number of images and, per target, positives and negatives (for the load log)."""
     counts: dict[str, dict[str, int]] = {}
     for r in records:
@@ -282,15 +277,17 @@ def split_counts(records, targets: Sequence[str]) -> dict[str, dict[str, int]]:
 
 def count_warnings(dataset: str, counts: Mapping[str, Mapping[str, int]],
                    documented: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """Warnings where a loaded count differs from the documented one; counts never fail a load, since
-    releases and copies differ."""
-    warnings = []
+    """One warning listing every loaded count that differs from the documented one; counts never fail a
+    load, since releases and copies differ."""
+    differences = []
     for split, expected in documented.items():
         found = counts.get(split, {})
         for key, value in expected.items():
             if found.get(key, 0) != value:
-                warnings.append(f"{dataset} {split}: {key} = {found.get(key, 0)}, documented {value}")
-    return warnings
+                differences.append(f"{split} {key} {found.get(key, 0)} (documented {value})")
+    if not differences:
+        return []
+    return [f"{dataset}: counts differ from the documented release: " + ", ".join(differences)]
 
 
 def clean_id(value: str | None, file: Path, row: int | None, column: str) -> str:
