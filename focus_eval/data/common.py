@@ -316,3 +316,25 @@ def inconsistent_within_patient(records, attribute: str) -> list[str]:
         if value is not None:
             seen.setdefault(r.patient_id, set()).add(value)
     return [p for p, values in seen.items() if len(values) > 1]
+
+
+def documented_count_warnings(dataset: str, records, targets, documented) -> list[str]:
+    """Compare all-image counts with the documented ones (warnings only; copies and releases differ)."""
+    if not documented:
+        return []
+    counts = label_counts(records, targets).get("None", {"n": 0})
+    return count_warnings(dataset, {"all images": counts}, {"all images": documented})
+
+
+def listed_file(root: Path, folder: Path, name: str, index: Mapping[str, Path], file: Path,
+                row: int | None) -> Path | None:
+    """The file ``name`` from ``index`` (a listing of ``folder``, which lies inside the resolved ``root``), or
+    None when it is not there. A name that points outside ``root`` (``../``) or a symlink that leads outside
+    it is a DataError. Only those two cases touch the file system beyond the listing, which keeps readers
+    fast on tens of thousands of rows."""
+    if "/" in name or "\\" in name or name.startswith(".."):
+        safe_path(root, folder / name, file, row)
+    found = index.get(Path(name).name.lower())
+    if found is None or found.name.lower() != name.lower():
+        return None
+    return safe_path(root, found, file, row) if found.is_symlink() else found

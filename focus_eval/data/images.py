@@ -14,9 +14,9 @@ MASK_SIDE = 128
 # A pixel belongs to the fundus when its luminance exceeds this fraction of the bright end of the image.
 MASK_FRACTION = 0.08
 MASK_FLOOR = 8.0
-# A row or column counts as fundus when at least this fraction of it is above the threshold (ignores specks
-# and burnt-in text in the border).
-LINE_FRACTION = 0.02
+# A row or column counts as fundus when its mask count reaches this fraction of the fullest row or column;
+# the longest run of such rows (columns) is the fundus, so specks and burnt-in text beside it are ignored.
+LINE_FRACTION = 0.1
 
 
 def open_fundus(path: str | Path, size: int | None = None, crop: bool = True) -> Image.Image:
@@ -71,15 +71,26 @@ def fundus_box(image: Image.Image) -> tuple[int, int, int, int]:
     lum = np.asarray(small.convert("L"), dtype=np.float32)
     fx, fy = width / lum.shape[1], height / lum.shape[0]
     mask = lum > max(MASK_FLOOR, MASK_FRACTION * float(np.percentile(lum, 99)))
-    rows = np.flatnonzero(mask.mean(axis=1) >= LINE_FRACTION)
-    cols = np.flatnonzero(mask.mean(axis=0) >= LINE_FRACTION)
-    if rows.size == 0 or cols.size == 0:
+    rows, cols = _longest_run(mask.sum(axis=1)), _longest_run(mask.sum(axis=0))
+    if rows is None or cols is None:
         left, top, right, bottom = 0.0, 0.0, float(width), float(height)
     else:
-        left, right = cols[0] * fx, (cols[-1] + 1) * fx
-        top, bottom = rows[0] * fy, (rows[-1] + 1) * fy
+        left, right = cols[0] * fx, cols[1] * fx
+        top, bottom = rows[0] * fy, rows[1] * fy
     side = max(right - left, bottom - top)
     cx, cy = (left + right) / 2, (top + bottom) / 2
     x0, y0 = int(round(cx - side / 2)), int(round(cy - side / 2))
     side_px = max(1, int(round(side)))
     return (x0, y0, x0 + side_px, y0 + side_px)
+
+
+def _longest_run(counts: np.ndarray) -> tuple[int, int] | None:
+    """(start, stop) of the longest run of lines whose count reaches LINE_FRACTION of the largest count."""
+    top = counts.max() if counts.size else 0
+    if top == 0:
+        return None
+    on = np.concatenate(([0], (counts >= LINE_FRACTION * top).astype(np.int8), [0]))
+    edges = np.flatnonzero(np.diff(on))
+    starts, stops = edges[0::2], edges[1::2]
+    best = int(np.argmax(stops - starts))
+    return int(starts[best]), int(stops[best])

@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from focus_eval.data.images import open_fundus
 from focus_eval.data.records import ImageRecord
-from focus_eval.errors import DataError
+from focus_eval.errors import DataError, FocusError
 
 PREPARE_VERSION = 1
 JPEG_QUALITY = 95
@@ -85,6 +85,8 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
             continue
         jobs.append((str(record.path), str(target), size))
         relpaths[str(target)] = record.relpath
+    if jobs:
+        _check_writable(prepared_dir(data_root, dataset, size))
     workers = max(1, workers or os.cpu_count() or 1)
     bar = tqdm(total=len(jobs), desc=f"prepare {dataset} {size}px", unit="img",
                disable=(None if progress is None else not progress))
@@ -97,6 +99,13 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
             bar.update(1)
     _write_corrupt(data_root, dataset, size, seen, report.corrupt)
     return report
+
+
+def _check_writable(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FocusError(f"cannot write the prepared image cache at {folder}: {exc.strerror or exc}") from None
 
 
 def _run(jobs: list[tuple[str, str, int]], workers: int):

@@ -9,6 +9,7 @@ image file is missing are skipped and reported.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from focus_eval.data import common
@@ -46,13 +47,18 @@ COLUMNS = {
 EXTRA_COLUMNS = {
     "camera": ("camera",),
     "exam_eye": ("exam_eye",),
-    "illumination": ("iluminaton", "illumination"),
+    "illumination": ("iluminaton", "illuminaton", "illumination"),
     "insulin": ("insuline", "insulin", "insulin_use"),
     "drusen": ("drusens", "drusen"),
     "diabetes_time": ("diabetes_time_y", "diabetes_time"),
 }
 # Header spellings that identify a version when the folder name does not.
 VERSION_BY_HEADER = {"iluminaton": "1.0.0", "Illuminaton": "1.0.1", "illumination": "1.0.2"}
+# All-image counts documented per release (before any cohort); a difference is a warning, never an error.
+DOCUMENTED_COUNTS = {
+    "1.0.0": {"n": 16266, "dr_pos": 1056, "referable_dr_pos": 952, "glaucoma_pos": 3202},
+    "1.0.1": {"dr_pos": 1083, "glaucoma_pos": 3205},
+}
 SEX_CODES = {"1": "male", "2": "female"}
 QUALITY_CODES = {"adequate": "adequate", "inadequate": "inadequate"}
 DIABETES_CODES = {"yes": "yes", "no": "no"}
@@ -69,7 +75,8 @@ def locate(folder: Path) -> tuple[Path, Path, list[str]]:
                         f"{folder}/physionet.org/files/brazilian-ophthalmological/1.0.0/labels.csv)", file=str(folder))
     usable = [(c, d[0]) for c in candidates if (d := _image_dirs(c.parent))]
     if not usable:
-        raise DataError(f"no {IMAGE_FOLDER}/ folder beside the label file; expected {candidates[0].parent / IMAGE_FOLDER}",
+        expected_photos = candidates[0].parent / IMAGE_FOLDER
+        raise DataError(f"no {IMAGE_FOLDER}/ folder beside the label file; expected {expected_photos}",
                         file=str(candidates[0]))
     label, photos = usable[0]
     warnings = [f"also found {c}; using {label}" for c, _ in usable[1:]]
@@ -91,54 +98,65 @@ def detect_version(label: Path, headers: list[str]) -> tuple[str, str]:
     return "unknown", "none"
 
 
+@dataclass
+class _Source:
+    """Where one load reads from: the resolved dataset folder, the label file and its resolved columns."""
+
+    root: Path
+    label: Path
+    photos: Path
+    index: dict[str, Path]
+    columns: dict[str, str]
+    extras: dict[str, str]
+    passthrough: list[str]
+
+
 def read(folder: Path) -> DatasetLoad:
     """Every labelled BRSET image under ``folder`` (all cohorts, no split)."""
     folder = Path(folder)
     label, photos, warnings = locate(folder)
+    root = folder.resolve()
+    photos = common.safe_path(root, photos, label, None)
     headers, rows = common.read_csv_rows(label)
     columns = common.resolve_columns(headers, COLUMNS, label)
     extras = common.resolve_columns(headers, EXTRA_COLUMNS, label, optional=EXTRA_COLUMNS)
     used = set(columns.values()) | set(extras.values())
-    passthrough = [h for h in headers if h and h not in used]
-    index = common.file_index(photos)
+    source = _Source(root, label, photos, common.file_index(photos), columns, extras,
+                     [h for h in headers if h and h not in used])
     records, skipped, seen = [], [], {}
     for row in rows:
-        record = _record(row, folder, label, photos, index, columns, extras, passthrough, seen)
-        if isinstance(record, Skipped):
-            skipped.append(record)
-        else:
-            records.append(record)
-    warnings += _warnings(records, index, photos)
+        record = _record(row, source, seen)
+        (skipped if isinstance(record, Skipped) else records).append(record)
+    warnings += _warnings(records, source.index, photos)
     version, version_source = detect_version(label, headers)
+    warnings += common.documented_count_warnings("brset", records, TARGETS, DOCUMENTED_COUNTS.get(version))
     metadata = {"label_file": common.relative_to(folder, label), "version": version,
                 "version_source": version_source, "image_folder": common.relative_to(folder, photos),
                 "label_rows": len(rows), "label_rules": LABEL_RULES}
     return DatasetLoad("brset", folder, records, skipped, warnings, metadata)
 
 
-def _record(row, folder, label, photos, index, columns, extras, passthrough, seen):
-    n = row["__row__"]
+def _record(row: dict, source: _Source, seen: dict[str, int]) -> ImageRecord | Skipped:
+    n, label, columns = row["__row__"], source.label, source.columns
     image_id = common.clean_id(row[columns["image_id"]], label, n, columns["image_id"])
     if image_id in seen:
         raise DataError(f"image_id {image_id!r} already listed on row {seen[image_id]}", file=str(label), row=n)
     seen[image_id] = n
     name = common.with_extension(image_id)
-    common.safe_path(folder, photos / name, label, n)
-    found = index.get(name.lower())
-    if found is None:
-        return Skipped(str(label), n, image_id, f"image file not found: {photos / name}")
-    path = common.safe_path(folder, found, label, n)
+    path = common.listed_file(source.root, source.photos, name, source.index, label, n)
+    if path is None:
+        return Skipped(str(label), n, image_id, f"image file not found: {source.photos / name}")
     icdr = common.parse_grade(row[columns["icdr"]], range(5), label, n, columns["icdr"])
     edema = common.parse_grade(row[columns["edema"]], (0, 1), label, n, columns["edema"])
     cup_disc = common.parse_grade(row[columns["cup_disc"]], (0, 1), label, n, columns["cup_disc"])
-    extra = {concept: row[header] for concept, header in extras.items()}
-    extra.update({header: row[header] for header in passthrough})
+    extra = {concept: row[header] for concept, header in source.extras.items()}
+    extra.update({header: row[header] for header in source.passthrough})
     extra.update(diabetes=common.map_code(row[columns["diabetes"]], DIABETES_CODES, label, n, columns["diabetes"]),
                  dr_icdr=icdr, macular_edema=edema, increased_cup_disc=cup_disc)
     return ImageRecord(
         dataset="brset", image_id=image_id,
         patient_id=common.clean_id(row[columns["patient_id"]], label, n, columns["patient_id"]),
-        path=path, relpath=common.relative_to(folder, path),
+        path=path, relpath=path.relative_to(source.root).as_posix(),
         dr=None if icdr is None else int(icdr >= 1),
         referable_dr=referable(icdr, edema),
         glaucoma=cup_disc,

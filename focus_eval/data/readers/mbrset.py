@@ -41,6 +41,8 @@ COLUMNS = {
     "icdr": ("final_icdr",),
     "edema": ("final_edema",),
 }
+# Counts documented for PhysioNet v1.0 (5,164 label rows, 985.1.jpg missing); differences are warnings only.
+DOCUMENTED_COUNTS = {"n": 5163, "dr_pos": 1134, "referable_dr_pos": 895}
 SEX_CODES = {"1": "male", "0": "female"}
 QUALITY_CODES = {"yes": "adequate", "no": "inadequate"}
 EDEMA_CODES = {"yes": 1, "no": 0}
@@ -48,7 +50,8 @@ EDEMA_CODES = {"yes": 1, "no": 0}
 
 def locate(folder: Path) -> Path:
     """The shallowest mBRSET label file under ``folder``."""
-    return common.find_one(folder, LABEL_FILES, "mBRSET label file (e.g. physionet.org/files/mbrset/1.0/labels_mbrset.csv)")
+    return common.find_one(folder, LABEL_FILES,
+                           "mBRSET label file (e.g. physionet.org/files/mbrset/1.0/labels_mbrset.csv)")
 
 
 def image_index(base: Path) -> tuple[dict[str, Path], list[str]]:
@@ -78,15 +81,24 @@ def read(folder: Path) -> DatasetLoad:
     headers, rows = common.read_csv_rows(label)
     columns = common.resolve_columns(headers, COLUMNS, label)
     passthrough = [h for h in headers if h and h not in set(columns.values())]
-    index, warnings = image_index(label.parent)
+    root = folder.resolve()
+    base = common.safe_path(root, label.parent, label, None)
+    index, warnings = image_index(base)
     records, skipped, seen = [], [], {}
     for row in rows:
-        record = _record(row, folder, label, index, columns, passthrough, seen)
+        record = _record(row, root, label, base, index, columns, passthrough, seen)
         (skipped if isinstance(record, Skipped) else records).append(record)
-    warnings += common.implausible_ages(records)
+    warnings += _implausible_ages(records)
+    warnings += common.documented_count_warnings("mbrset", records, TARGETS, DOCUMENTED_COUNTS)
     metadata = {"label_file": common.relative_to(folder, label), "version": _version(label),
                 "label_rows": len(rows), "label_rules": LABEL_RULES}
     return DatasetLoad("mbrset", folder, records, skipped, warnings, metadata)
+
+
+def _implausible_ages(records: list[ImageRecord], low: float = 18.0, high: float = 100.0) -> list[str]:
+    """One warning per patient whose age is implausible (the rows are kept)."""
+    flagged = {r.patient_id: r.age for r in records if r.age is not None and not low <= r.age <= high}
+    return [f"patient {patient}: implausible age {age:g} (rows kept)" for patient, age in flagged.items()]
 
 
 def _version(label: Path) -> str:
@@ -94,18 +106,16 @@ def _version(label: Path) -> str:
     return parts[-1] if len(parts) >= 2 and parts[-2] == "mbrset" else "unknown"
 
 
-def _record(row, folder, label, index, columns, passthrough, seen):
+def _record(row, root, label, base, index, columns, passthrough, seen):
     n = row["__row__"]
     name = common.with_extension(common.clean_id(row[columns["file"]], label, n, columns["file"]))
     image_id = Path(name).stem if Path(name).suffix.lower() in common.IMAGE_SUFFIXES else name
     if image_id in seen:
         raise DataError(f"file {name!r} already listed on row {seen[image_id]}", file=str(label), row=n)
     seen[image_id] = n
-    common.safe_path(folder, label.parent / name, label, n)
-    found = index.get(Path(name).name.lower()) if Path(name).name == name else None
-    if found is None:
+    path = common.listed_file(root, base, name, index, label, n)
+    if path is None:
         return Skipped(str(label), n, image_id, f"image file not found: {name} under {label.parent}")
-    path = common.safe_path(folder, found, label, n)
     icdr = common.parse_grade(row[columns["icdr"]], range(5), label, n, columns["icdr"])
     edema = common.map_code(row[columns["edema"]], EDEMA_CODES, label, n, columns["edema"])
     extra = {header: row[header] for header in passthrough}
@@ -114,7 +124,7 @@ def _record(row, folder, label, index, columns, passthrough, seen):
     return ImageRecord(
         dataset="mbrset", image_id=image_id,
         patient_id=common.clean_id(row[columns["patient"]], label, n, columns["patient"]),
-        path=path, relpath=common.relative_to(folder, path),
+        path=path, relpath=path.relative_to(root).as_posix(),
         dr=None if icdr is None else int(icdr >= 1),
         referable_dr=referable(icdr, edema),
         age=common.parse_age(row[columns["age"]], label, n, columns["age"]),

@@ -1,0 +1,216 @@
+"""``focus-eval datasets check|export|prepare``: inspect the datasets under --data-root, export a harmonized
+manifest, or fill the prepared image cache."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from focus_eval.data import registry, splits
+from focus_eval.data.records import DatasetLoad
+from focus_eval.errors import DataError, FocusError
+
+EXPORT_COLUMNS = ("image_id", "patient_id", "split", "dr", "referable_dr", "glaucoma", "age", "sex", "quality", "path")
+ROOT_HELP = f"folder holding one sub-folder per dataset (default: ${registry.DATA_ROOT_ENV})"
+NAMES_HELP = "registry names; default: every dataset whose folder exists under the data root"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    check = actions.add_parser("check", help="report what each dataset folder holds",
+                               description="Report, per dataset: found or the expected path, images per split, "
+                                           "positives per target and split, metadata coverage, skipped rows, "
+                                           "and the split check. Exit status 1 if any dataset is unusable.")
+    check.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
+    check.add_argument("--data-root", help=ROOT_HELP)
+    check.add_argument("--cohort", help="cohort to check (default: each dataset's default cohort)")
+    check.add_argument("--json", action="store_true", help="print the report as JSON")
+    export = actions.add_parser("export", help="write a dataset's harmonized records as CSV",
+                                description="Write one CSV row per image: " + ", ".join(EXPORT_COLUMNS) +
+                                            " (path relative to the dataset folder; empty cell = missing).")
+    export.add_argument("name", metavar="NAME")
+    export.add_argument("--data-root", help=ROOT_HELP)
+    export.add_argument("-o", "--output", required=True, help="CSV file to write ('-' for standard output)")
+    export.add_argument("--cohort", help="cohort (default: the dataset's default cohort)")
+    export.add_argument("--split-file", help="CSV with columns image_id, split to use instead of the built-in split")
+    export.add_argument("--seed", type=int, default=splits.DEFAULT_SEED, help="split seed (default: %(default)s)")
+    prepare = actions.add_parser("prepare", help="write fundus-cropped, resized copies of the images",
+                                 description="Write a fundus-cropped SIZE x SIZE JPEG of every image to "
+                                             "DATA_ROOT/.prepared/v<cache format>/NAME/SIZE/"
+                                             "<path in the dataset folder>.jpg, "
+                                             "where evaluation runs look first. Files already prepared are "
+                                             "skipped; corrupt files are reported (and listed in corrupt.json) "
+                                             "and the run goes on.")
+    prepare.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
+    prepare.add_argument("--data-root", help=ROOT_HELP)
+    prepare.add_argument("--size", type=_positive, required=True, help="side of the prepared square images, in pixels")
+    prepare.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all CPUs)")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"check": run_check, "export": run_export, "prepare": run_prepare}[args.action](args)
+
+
+def selected_names(names: list[str], root: Path) -> list[str]:
+    """The named datasets, or every registry dataset whose folder exists under ``root``."""
+    if names:
+        return [registry.check_name(n) for n in names]
+    if not root.is_dir():
+        raise FocusError(f"data root not found: {root}")
+    found = [n for n in registry.DATASETS if (root / n).is_dir()]
+    if not found:
+        raise FocusError(f"no dataset folders under {root}; expected one or more of "
+                         f"{', '.join(n + '/' for n in registry.DATASETS)}")
+    return found
+
+
+def check_dataset(name: str, root: Path, cohort: str | None = None) -> dict:
+    """The check report of one dataset, as a JSON-ready dict; never raises for a bad dataset folder."""
+    folder = root / name
+    report = {"name": name, "folder": str(folder), "found": folder.is_dir(), "usable": False, "error": None}
+    if not report["found"]:
+        report.update(expected=str(folder), error=f"dataset folder not found; expected {folder}")
+        return report
+    try:
+        load = registry.read_dataset(name, root)
+        read_count = len(load.records)
+        registry.select_cohort(load, cohort)
+        registry.assign_splits(load)
+    except FocusError as exc:
+        report["error"] = str(exc)
+        return report
+    try:
+        splits.check_splits(load.records, source=f"{name} splits")
+        split_check = "ok"
+    except DataError as exc:
+        split_check = str(exc)
+    report.update(_summary(load, read_count), split_check=split_check)
+    report["usable"] = split_check == "ok" and bool(load.records)
+    if not load.records:
+        report["error"] = f"no images in cohort {load.metadata.get('cohort')!r}"
+    return report
+
+
+def _summary(load: DatasetLoad, read_count: int) -> dict:
+    module = registry.reader(load.name)
+    meta = load.metadata
+    images = {"read": read_count, "cohort": len(load.records), **registry.split_counts(load)}
+    positives = {t: {s: {"labelled": sum(1 for r in load.split(s) if r.label(t) is not None),
+                         "positive": sum(1 for r in load.split(s) if r.label(t) == 1)} for s in splits.SPLITS}
+                 for t in module.TARGETS}
+    coverage = {field: sum(1 for r in load.records if getattr(r, field) is not None)
+                for field in ("age", "sex", "quality")}
+    reasons = Counter(s.reason.split(":")[0] for s in load.skipped)
+    return {"label_file": meta.get("label_file"), "version": meta.get("version"), "cohort": meta.get("cohort"),
+            "split_source": meta.get("split_source"), "seed": meta.get("seed"), "group_key": module.GROUP_KEY,
+            "images": images, "positives": positives, "metadata_present": coverage,
+            "skipped": {"count": len(load.skipped), "reasons": dict(reasons), "rows": [str(s) for s in load.skipped]},
+            "warnings": list(load.warnings)}
+
+
+def run_check(args: argparse.Namespace) -> int:
+    root = registry.data_root(args.data_root)
+    reports = [check_dataset(name, root, args.cohort) for name in selected_names(args.names, root)]
+    if args.json:
+        print(json.dumps({"data_root": str(root), "datasets": reports}, indent=2))
+    else:
+        for report in reports:
+            print("\n".join(_check_lines(report)))
+    return 0 if all(r["usable"] for r in reports) else 1
+
+
+def _check_lines(report: dict, max_rows: int = 10) -> list[str]:
+    name = report["name"]
+    if not report["found"]:
+        return [f"{name}: NOT FOUND: expected the dataset folder {report['expected']}"]
+    if "images" not in report:
+        return [f"{name}: UNUSABLE: {report['error']}"]
+    images = report["images"]
+    lines = [f"{name}: {'ok' if report['usable'] else 'UNUSABLE'} ({report['folder']})",
+             f"  label file {report['label_file']} (version {report['version']}); cohort {report['cohort']}: "
+             f"{images['cohort']} of {images['read']} images",
+             f"  splits ({report['split_source']}, seed {report['seed']}, grouped by {report['group_key']}): "
+             + ", ".join(f"{s} {images[s]}" for s in splits.SPLITS) + f"; split check: {report['split_check']}"]
+    for target, per_split in report["positives"].items():
+        lines.append(f"  {target}: " + ", ".join(
+            f"{s} {c['positive']} positive of {c['labelled']}" for s, c in per_split.items()))
+    lines.append("  metadata present: " + ", ".join(f"{k} {v}/{images['cohort']}"
+                                                   for k, v in report["metadata_present"].items()))
+    skipped = report["skipped"]
+    if skipped["count"]:
+        reasons = ", ".join(f"{k} ({v})" for k, v in skipped["reasons"].items())
+        lines.append(f"  skipped {skipped['count']} row(s): {reasons}")
+        lines += [f"    {row}" for row in skipped["rows"][:max_rows]]
+        if skipped["count"] > max_rows:
+            lines.append(f"    ... and {skipped['count'] - max_rows} more (see --json)")
+    lines += [f"  warning: {w}" for w in report["warnings"]]
+    if report["error"]:
+        lines.append(f"  error: {report['error']}")
+    return lines
+
+
+def export_rows(load: DatasetLoad) -> list[dict[str, str]]:
+    """The export CSV rows of a loaded dataset (empty string for a missing value)."""
+    def cell(value) -> str:
+        if value is None:
+            return ""
+        return f"{value:g}" if isinstance(value, float) else str(value)
+    return [{"image_id": r.image_id, "patient_id": r.patient_id, "split": cell(r.split), "dr": cell(r.dr),
+             "referable_dr": cell(r.referable_dr), "glaucoma": cell(r.glaucoma), "age": cell(r.age),
+             "sex": cell(r.sex), "quality": cell(r.quality), "path": r.relpath} for r in load.records]
+
+
+def run_export(args: argparse.Namespace) -> int:
+    load = registry.load_dataset(args.name, registry.data_root(args.data_root), args.cohort, args.split_file, args.seed)
+    rows = export_rows(load)
+    if args.output == "-":
+        _write_csv(sys.stdout, rows)
+    else:
+        output = Path(args.output)
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with output.open("w", newline="", encoding="utf-8") as handle:
+            _write_csv(handle, rows)
+    where = "standard output" if args.output == "-" else args.output
+    print(f"{args.name}: wrote {len(rows)} rows (cohort {load.metadata['cohort']}, split "
+          f"{load.metadata['split_source']}) to {where}; {len(load.skipped)} row(s) skipped", file=sys.stderr)
+    for warning in load.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    return 0
+
+
+def _write_csv(handle, rows: list[dict[str, str]]) -> None:
+    writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+
+
+def run_prepare(args: argparse.Namespace) -> int:
+    from focus_eval.data.prepare import prepare_dataset, prepared_dir
+
+    root = registry.data_root(args.data_root)
+    status = 0
+    for name in selected_names(args.names, root):
+        try:
+            report = prepare_dataset(name, root, args.size, args.workers)
+        except FocusError as exc:
+            print(f"{name}: error: {exc}", file=sys.stderr)
+            status = 1
+            continue
+        print(f"{name} {args.size}px: {report.total} images, {report.written} written, {report.already_prepared} "
+              f"already prepared, {len(report.corrupt)} corrupt -> {prepared_dir(root, name, args.size)}")
+        for relpath, reason in list(report.corrupt.items())[:10]:
+            print(f"  corrupt: {relpath}: {reason}")
+        if len(report.corrupt) > 10:
+            print(f"  ... and {len(report.corrupt) - 10} more (listed in corrupt.json)")
+    return status
