@@ -1,0 +1,32 @@
+"""``focus-eval score DIR [DIR...]``: rebuild each <output>/<model>/results.jsonl from its sample files."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dirs", nargs="+", metavar="DIR",
+                        help="model output folder(s), <output>/<model>, each holding samples/")
+
+
+def _fmt(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from focus_eval.results.store import rescore_dir, results_path
+
+    skipped_any = False
+    for folder in map(Path, args.dirs):
+        report = rescore_dir(folder)
+        print(f"{results_path(folder)}: {len(report.results)} results line(s)")
+        for r in report.results:
+            flags = " ".join(f for f, on in (("proxy", r.proxy), ("underpowered", r.underpowered)) if on)
+            print(f"  {r.task:<28} {r.method:<13} n={r.n:<6} pos={r.n_pos:<5} auroc={_fmt(r.metrics['auroc'])} "
+                  f"ece={_fmt(r.metrics['ece'])} {flags}".rstrip())
+        for unit, reason in report.skipped:
+            skipped_any = True
+            print(f"  skipped {unit}: {reason}")
+    return 1 if skipped_any else 0

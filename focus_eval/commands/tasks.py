@@ -1,0 +1,79 @@
+"""``focus-eval tasks [PATTERN]``: list tasks (and groups) with their dataset, target, cohort, proxy flag,
+version and label rule; with ``--data-root`` also the test-split size and positives of each task."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("pattern", nargs="?", default=None,
+                        help="task names, groups, tags or shell patterns, comma-separated (default: all tasks)")
+    parser.add_argument("--include-path", action="append", default=[], metavar="DIR",
+                        help="an extra folder of task YAML files (repeatable)")
+    parser.add_argument("--data-root", default=None, metavar="DIR",
+                        help="also count each task's test images and positives from the datasets in DIR")
+    parser.add_argument("--groups", action="store_true", help="list the groups and their member tasks too")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for row in [header, *rows]:
+        cells = [str(c).ljust(w) for c, w in zip(row, widths)]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def count_test_split(tasks: list[Any], data_root: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """task name -> (test images, test positives), and one note per dataset that could not be loaded."""
+    from focus_eval.data.registry import load_dataset
+    from focus_eval.errors import FocusError
+
+    loads: dict[tuple[str, str | None], Any] = {}
+    notes: list[str] = []
+    counts: dict[str, tuple[str, str]] = {}
+    for task in tasks:
+        key = (task.dataset, task.cohort)
+        if key not in loads:
+            try:
+                loads[key] = load_dataset(task.dataset, data_root, cohort=task.cohort)
+            except FocusError as exc:
+                loads[key] = None
+                notes.append(f"{task.dataset}: missing ({exc})")
+        load = loads[key]
+        if load is None:
+            counts[task.name] = ("missing", "missing")
+            continue
+        records = task.records(load, "test")
+        counts[task.name] = (str(len(records)), str(sum(task.label(r) for r in records)))
+    return counts, notes
+
+
+def run(args: argparse.Namespace) -> int:
+    from focus_eval.task import TaskIndex
+
+    index = TaskIndex(args.include_path)
+    names = index.expand(args.pattern, include_proxy=True) if args.pattern else index.names
+    tasks = index.tasks(names)
+    header = ["task", "dataset", "target", "cohort", "proxy", "version"]
+    rows = [[t.name, t.dataset, t.target, t.cohort or "-", "yes" if t.proxy else "no", str(t.version)]
+            for t in tasks]
+    notes: list[str] = []
+    if args.data_root:
+        counts, notes = count_test_split(tasks, args.data_root)
+        header += ["test", "test_pos"]
+        for row, task in zip(rows, tasks):
+            row += list(counts[task.name])
+    header.append("label rule")
+    for row, task in zip(rows, tasks):
+        row.append(task.label_rule)
+    print(_table(header, rows))
+    for note in notes:
+        print(note)
+    if args.groups:
+        print()
+        group_rows = [[g.name, g.aggregation, ", ".join(g.tasks)] for g in index.groups.values()]
+        print(_table(["group", "aggregation", "tasks"], group_rows))
+    return 0

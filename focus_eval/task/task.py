@@ -1,0 +1,121 @@
+"""The Task record: one (target, dataset) evaluation, which records it uses, and its sandboxed prompt.
+
+A prompt template sees only this context, never a record's labels or its ``extra`` columns:
+
+    task           the task name                      dr_brset
+    target         the target name                    dr
+    dataset        the dataset registry name          brset
+    dataset_title  the dataset's display name         BRSET
+    age, sex       the record's age (years) and sex   64.0, female (None when unknown or no record)
+
+Any other name (``record``, ``dr``, ``glaucoma``, ``extra``, ...) is undefined and fails the render, so no
+template can reach a target-defining field.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from focus_eval.errors import FocusError
+
+DATASET_TITLES = {
+    "brset": "BRSET", "mbrset": "mBRSET", "papila": "PAPILA", "rfmid": "RFMiD", "rfmid2": "RFMiD 2.0",
+    "idrid": "IDRiD", "messidor2": "Messidor-2", "refuge": "REFUGE", "g1020": "G1020", "jsiec": "JSIEC1000",
+    "synth_desktop": "Synthetic (desktop)", "synth_mobile": "Synthetic (mobile)",
+}
+PROMPT_CONTEXT = ("task", "target", "dataset", "dataset_title", "age", "sex")
+
+
+def _environment():
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+
+
+def compile_prompt(text: str, path: Path):
+    """A sandboxed Jinja template; a syntax error names the task file."""
+    from jinja2 import TemplateSyntaxError
+
+    try:
+        return _environment().from_string(text)
+    except TemplateSyntaxError as exc:
+        raise FocusError(f"{path}: prompt is not a valid Jinja template (line {exc.lineno}): {exc.message}") from None
+
+
+@dataclass(eq=False)
+class Task:
+    """A task after include resolution and validation. ``hash`` is the sha256 of the resolved config."""
+
+    name: str
+    dataset: str
+    target: str
+    cohort: str | None
+    proxy: bool
+    tags: tuple[str, ...]
+    splits: dict[str, str]
+    prompt: str
+    zero_shot: dict[str, list[str]]
+    metric_list: list[dict[str, Any]]
+    metadata: dict[str, Any]
+    path: Path
+    hash: str
+    config: dict[str, Any] = field(default_factory=dict, repr=False)
+    _template: Any = field(default=None, repr=False)
+
+    @property
+    def version(self) -> Any:
+        return self.metadata.get("version")
+
+    @property
+    def label_rule(self) -> str:
+        return self.metadata.get("label_rule", "")
+
+    @property
+    def description(self) -> str:
+        return self.metadata.get("description", "")
+
+    def prompt_context(self, record: Any = None) -> dict[str, Any]:
+        """The only names a prompt template can use (see the module docstring)."""
+        return {
+            "task": self.name,
+            "target": self.target,
+            "dataset": self.dataset,
+            "dataset_title": DATASET_TITLES.get(self.dataset, self.dataset),
+            "age": getattr(record, "age", None),
+            "sex": getattr(record, "sex", None),
+        }
+
+    def render_prompt(self, record: Any = None) -> str:
+        """The MLLM prompt for one record, rendered in the sandbox."""
+        from jinja2 import UndefinedError
+        from jinja2.exceptions import SecurityError
+
+        if self._template is None:
+            self._template = compile_prompt(self.prompt, self.path)
+        try:
+            return self._template.render(**self.prompt_context(record))
+        except UndefinedError as exc:
+            raise FocusError(f"{self.path}: prompt uses a name outside the prompt context ({exc.message}); "
+                             f"allowed: {', '.join(PROMPT_CONTEXT)}") from None
+        except SecurityError as exc:
+            raise FocusError(f"{self.path}: prompt blocked by the sandbox: {exc}") from None
+
+    def label(self, record: Any) -> int | None:
+        return record.label(self.target)
+
+    def records(self, records: Iterable[Any], split: str = "test") -> list[Any]:
+        """The records of one split (a key of ``splits``: train, val or test) that define this task's label."""
+        if split not in self.splits:
+            raise FocusError(f"task {self.name} has no split {split!r}; known: {', '.join(self.splits)}")
+        wanted = self.splits[split]
+        return [r for r in getattr(records, "records", records)
+                if r.split == wanted and r.label(self.target) is not None]
+
+    def to_dict(self) -> dict[str, Any]:
+        """What a run manifest records about the task."""
+        return {"name": self.name, "dataset": self.dataset, "target": self.target, "cohort": self.cohort,
+                "proxy": self.proxy, "tags": list(self.tags), "splits": dict(self.splits),
+                "metadata": dict(self.metadata), "path": str(self.path), "hash": self.hash}
