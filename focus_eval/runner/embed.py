@@ -15,6 +15,13 @@ from focus_eval.runner.images import ImageDataset, ImageItem, collate, source_pa
 SHARD_IMAGES = 1024  # write a cache shard at least this often, so an interrupted run loses little
 
 
+def process_share(items: list, batch_size: int, rank: int, world: int) -> list:
+    """This process's whole batches of the work list, interleaved by batch: every image lands in the same
+    batch whatever the number of processes, so one process and many compute identical embeddings."""
+    batches = [items[i:i + batch_size] for i in range(0, len(items), batch_size)]
+    return [item for b in batches[rank::world] for item in b]
+
+
 @contextlib.contextmanager
 def inference_context(device: torch.device, dtype: torch.dtype | None):
     with torch.inference_mode():
@@ -33,11 +40,13 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
     barrier every process reads the complete cache.
     """
     size = int(adapter.preset.preprocessing.get("size") or 0) or None
+    # every process must see the same cache state, or their work lists (and so their shares) would differ
+    state.wait_for_everyone()
     keys = {r.image_id: cache_key_for(r.image_id, source_path(r, prepared_root, size)) for r in records}
     cached = cache.load()
     missing = sorted((r for r in records if keys[r.image_id] not in cached), key=lambda r: r.image_id)
     errors: dict[str, str] = {}
-    share = missing[state.process_index::state.num_processes]
+    share = process_share(missing, batch_size, state.process_index, state.num_processes)
     if share:
         items = [ImageItem(i, r.image_id, str(source_path(r, prepared_root, size)), size) for i, r in enumerate(share)]
         loader = DataLoader(ImageDataset(items, adapter.transform), batch_size=batch_size, shuffle=False,
@@ -57,7 +66,7 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
                 pending_vectors.append(vectors)
             if bar:
                 bar.update(len(indices) + len(bad))
-            if len(pending_keys) >= SHARD_IMAGES:
+            if len(pending_keys) >= shard_images():
                 cache.write(pending_keys, np.concatenate(pending_vectors), rank=state.process_index)
                 pending_keys, pending_vectors = [], []
         if pending_keys:
@@ -69,6 +78,12 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
     cached = cache.load()
     vectors = {r.image_id: cached[keys[r.image_id]] for r in records if keys[r.image_id] in cached}
     return vectors, errors
+
+
+def shard_images() -> int:
+    import os
+
+    return int(os.environ.get("FOCUS_EMBED_SHARD_IMAGES", SHARD_IMAGES))
 
 
 def gather_errors(errors: dict[str, str], state) -> dict[str, str]:

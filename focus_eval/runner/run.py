@@ -104,6 +104,8 @@ class Runner:
         from focus_eval.presets import load_preset
         from focus_eval.task import TaskIndex
 
+        if options.data_root is not None:
+            options.data_root = Path(options.data_root).resolve()
         self.options = options
         self.state = make_state(options.device)
         model_args = dict(options.model_args)

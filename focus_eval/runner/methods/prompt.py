@@ -12,6 +12,7 @@ from pathlib import Path
 from torch.utils.data import DataLoader
 
 from focus_eval.results.schema import SampleLine, dumps
+from focus_eval.runner.embed import process_share
 from focus_eval.runner.images import ImageDataset, ImageItem, source_path
 
 MAX_NEW_TOKENS = 5
@@ -71,6 +72,7 @@ def run_prompt_units(runner, load, units) -> None:
                     p.unlink()
         state.wait_for_everyone()
     records = {u.stem: task_records(load, u.task, "test", runner.options.limit) for u in units}
+    state.wait_for_everyone()  # all processes read the same part files, so they agree on the work list
     done = {u.stem: read_parts(model_dir, u) for u in units}
     todo: dict[str, list] = defaultdict(list)
     by_id = {}
@@ -79,7 +81,7 @@ def run_prompt_units(runner, load, units) -> None:
             if r.image_id not in done[u.stem]:
                 todo[r.image_id].append(u)
                 by_id[r.image_id] = r
-    share = sorted(todo)[state.process_index::state.num_processes]
+    share = process_share(sorted(todo), runner.batch_size(), state.process_index, state.num_processes)
     if share:
         parts_dir(model_dir).mkdir(parents=True, exist_ok=True)
         handles = {}

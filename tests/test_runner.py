@@ -1,0 +1,150 @@
+"""The runner end to end on synthetic data: outputs with every SPEC key, one encoder pass per image, resume
+after a kill, and two processes agreeing with one."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from focus_eval.cli import main
+from focus_eval.results.schema import RESULT_KEYS, SAMPLE_KEYS, read_jsonl, validate_result_dict
+
+TASKS = "dr_synth_desktop,glaucoma_synth_desktop,dr_synth_mobile"
+
+
+@pytest.fixture(scope="module")
+def data_root(tmp_path_factory):
+    from focus_eval.synth.render import write_synthetic
+
+    root = tmp_path_factory.mktemp("data")
+    write_synthetic(root, n=80, seed=3)
+    return root
+
+
+def run_cli(*args) -> int:
+    return main(["--no-progress", "--num-workers", "0", "--n-boot", "200", *args])
+
+
+def results_without_time(model_dir: Path) -> list[dict]:
+    rows = read_jsonl(model_dir / "results.jsonl")
+    for r in rows:
+        r.pop("created", None)
+    return rows
+
+
+def samples_of(model_dir: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted((model_dir / "samples").glob("*.jsonl"))}
+
+
+def test_efficientnet_lite0_on_synthetic_tasks(tmp_path, data_root):
+    out = tmp_path / "results"
+    rc = run_cli("--model", "efficientnet-lite0", "--tasks", "*_synth_desktop", "--data-root", str(data_root),
+                 "--output-path", str(out), "--cache-dir", str(tmp_path / "cache"))
+    assert rc == 0
+    model_dir = out / "efficientnet-lite0"
+    rows = read_jsonl(model_dir / "results.jsonl")
+    assert {r["task"] for r in rows} == {"dr_synth_desktop", "referable_dr_synth_desktop", "glaucoma_synth_desktop"}
+    for r in rows:
+        validate_result_dict(r)
+        assert set(RESULT_KEYS) <= set(r)
+        assert r["method"] == "linear_probe" and r["untrained"] is False
+        assert r["n_errors"] == 0 and r["n"] == r["n_valid"]
+    assert max(r["metrics"]["auroc"] for r in rows) > 0.7
+    lines = [json.loads(x) for x in (model_dir / "samples" / "dr_synth_desktop.linear_probe.jsonl").read_text().splitlines()]
+    assert lines and all(set(SAMPLE_KEYS) == set(x) for x in lines)
+    assert len({x["image_id"] for x in lines}) == len(lines)
+    assert all(x["split"] == "test" for x in lines)
+    manifest = json.loads(next(model_dir.glob("run-*.json")).read_text())
+    assert manifest["preset"]["name"] == "efficientnet-lite0" and "dr_synth_desktop" in manifest["tasks"]
+
+
+def test_each_image_is_embedded_once(tmp_path, data_root, monkeypatch):
+    import focus_eval.adapters as adapters
+
+    seen: list[int] = []
+    original_load = adapters.load_adapter
+
+    def counting_load(*args, **kwargs):
+        adapter = original_load(*args, **kwargs)
+        forward = adapter.model.forward
+
+        def counted(*a, **kw):
+            seen.append(1)
+            return forward(*a, **kw)
+
+        adapter.model.forward = counted
+        original_embed = adapter.embed_images
+
+        def embed(pixels):
+            seen.append(len(pixels))
+            return original_embed(pixels)
+
+        adapter.embed_images = embed
+        return adapter
+
+    monkeypatch.setattr(adapters, "load_adapter", counting_load)
+    common = ["--model", "tiny-clip", "--data-root", str(data_root), "--output-path", str(tmp_path / "r"),
+              "--cache-dir", str(tmp_path / "cache")]
+    assert run_cli(*common, "--tasks", "dr_synth_desktop", "--methods", "linear_probe") == 0
+    first = sum(seen)
+    assert first > 0
+    seen.clear()
+    # a second task of the same dataset, and zero-shot after the probe: no encoder pass at all
+    assert run_cli(*common, "--tasks", "glaucoma_synth_desktop,dr_synth_desktop") == 0
+    assert sum(seen) == 0
+    rows = read_jsonl(tmp_path / "r" / "tiny-clip" / "results.jsonl")
+    assert {(r["task"], r["method"]) for r in rows} == {
+        ("dr_synth_desktop", "linear_probe"), ("dr_synth_desktop", "zero_shot"),
+        ("glaucoma_synth_desktop", "linear_probe"), ("glaucoma_synth_desktop", "zero_shot")}
+
+
+def test_resume_after_a_kill_gives_the_same_outputs(tmp_path, data_root, monkeypatch):
+    common = ["--model", "tiny-vit", "--tasks", TASKS, "--data-root", str(data_root), "--batch-size", "8"]
+    assert run_cli(*common, "--output-path", str(tmp_path / "clean"), "--cache-dir", str(tmp_path / "c1")) == 0
+
+    from focus_eval.runner import embed_cache
+
+    monkeypatch.setenv("FOCUS_EMBED_SHARD_IMAGES", "16")
+    written = []
+    original = embed_cache.EmbeddingCache.write
+
+    def write_then_signal(self, keys, vectors, rank=0):
+        path = original(self, keys, vectors, rank)
+        written.append(path)
+        if len(written) == 6:  # 80 images of the first dataset make 5 shards: this is inside the second
+            os.kill(os.getpid(), signal.SIGINT)
+        return path
+
+    monkeypatch.setattr(embed_cache.EmbeddingCache, "write", write_then_signal)
+    args = [*common, "--output-path", str(tmp_path / "resumed"), "--cache-dir", str(tmp_path / "c2")]
+    assert run_cli(*args) == 130  # the command line's answer to SIGINT
+    partial = tmp_path / "resumed" / "tiny-vit"
+    assert len(read_jsonl(partial / "results.jsonl")) == 2  # the first dataset's units had finished
+    monkeypatch.setattr(embed_cache.EmbeddingCache, "write", original)
+    assert run_cli(*args) == 0
+    clean = tmp_path / "clean" / "tiny-vit"
+    assert results_without_time(partial) == results_without_time(clean)
+    assert samples_of(partial) == samples_of(clean)
+
+
+@pytest.mark.skipif(shutil.which("torchrun") is None and not Path(sys.executable).with_name("torchrun").exists(),
+                    reason="torchrun not installed")
+def test_two_processes_match_one(tmp_path, data_root):
+    args = ["--model", "tiny-vit", "--tasks", TASKS, "--data-root", str(data_root), "--device", "cpu",
+            "--batch-size", "8", "--num-workers", "0", "--n-boot", "200", "--no-progress"]
+    assert main([*args, "--output-path", str(tmp_path / "one"), "--cache-dir", str(tmp_path / "c1")]) == 0
+    torchrun = shutil.which("torchrun") or str(Path(sys.executable).with_name("torchrun"))
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.run([torchrun, "--nproc_per_node", "2", "--master_port", "29533", "-m", "focus_eval", *args,
+                           "--output-path", str(tmp_path / "two"), "--cache-dir", str(tmp_path / "c2")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    shards = list((tmp_path / "c2").rglob("shard-r1-*.npz"))
+    assert shards, "the second process embedded nothing"
+    assert results_without_time(tmp_path / "two" / "tiny-vit") == results_without_time(tmp_path / "one" / "tiny-vit")
+    assert samples_of(tmp_path / "two" / "tiny-vit") == samples_of(tmp_path / "one" / "tiny-vit")
