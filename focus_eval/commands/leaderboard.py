@@ -1,0 +1,43 @@
+"""``focus-eval leaderboard RESULTS_DIR... -o SITE_DIR``: build the static leaderboard site."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR", type=Path,
+                        help="an --output-path folder (<model>/results.jsonl inside), a model folder, or a "
+                             "results.jsonl / compare*.jsonl file; fine-tuning comparison files "
+                             "(compare*.jsonl, */compare.jsonl) are picked up from the folders")
+    parser.add_argument("-o", "--output", required=True, type=Path, metavar="SITE_DIR",
+                        help="folder to write the site into (new, empty, or an earlier leaderboard build)")
+    parser.add_argument("--include-proxy", action="store_true",
+                        help="include proxy and underpowered tasks in group means (left out by default)")
+    parser.add_argument("--include-path", action="append", default=[], type=Path, metavar="DIR",
+                        help="user task folder whose label rules the task pages show (repeatable)")
+    parser.add_argument("--top", type=int, default=5, metavar="N",
+                        help="configurations shown on the overview's radar chart (default: 5)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from focus_eval.errors import FocusError
+    from focus_eval.site import build_site
+
+    if args.top < 1:
+        raise FocusError("--top must be at least 1")
+    started = time.perf_counter()
+    report = build_site(args.results_dirs, args.output, include_proxy=args.include_proxy, top=args.top,
+                        include_paths=args.include_path)
+    inputs = report.inputs
+    print(f"read {report.n_lines} results lines from {len(inputs.results_files)} results file(s), "
+          f"{len(report.samples_files)} sample file(s) for calibration curves "
+          f"({report.missing_samples} results line(s) without one), "
+          f"{len(inputs.compare_files)} comparison file(s)")
+    for path in [*inputs.results_files, *inputs.compare_files]:
+        print(f"  {path}")
+    print(f"wrote {len(report.pages)} pages in {time.perf_counter() - started:.1f} s; "
+          f"open {report.as_uri()}")
+    return 0

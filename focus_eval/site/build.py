@@ -1,0 +1,158 @@
+"""Build the static leaderboard site from results folders: read, check, group, render, write."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from focus_eval.errors import DataError, FocusError
+from focus_eval.resources import resource_dir
+from focus_eval.results.schema import clean_json
+from focus_eval.site import charts, groups
+from focus_eval.site.calibration import read_calibration, samples_path
+from focus_eval.site.catalog import load_catalog
+from focus_eval.site.compare import read_compare_files
+from focus_eval.site.entries import Entry, read_entries
+from focus_eval.site.inputs import SiteInputs, discover
+from focus_eval.site.pages import CalibrationView, Site, render_pages
+from focus_eval.site.render import environment
+from focus_eval.site.slugs import assign_slugs
+
+# A file the builder leaves in its output folder, so that a rebuild may clear what an earlier build wrote.
+MARKER = ".focus-leaderboard"
+_OWNED_FOLDERS = ("tasks", "models", "data", "static")
+
+
+@dataclass
+class SiteReport:
+    """What one build read and wrote."""
+
+    out_dir: Path
+    inputs: SiteInputs
+    pages: list[str]
+    n_lines: int
+    samples_files: list[Path] = field(default_factory=list)
+    missing_samples: int = 0
+
+    @property
+    def index(self) -> Path:
+        return self.out_dir / "index.html"
+
+    def as_uri(self) -> str:
+        """The ``file://`` address of the overview page, to open in a browser."""
+        return self.index.resolve().as_uri()
+
+
+def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_proxy: bool = False,
+               top: int = 5, include_paths: Sequence[Path | str] = ()) -> SiteReport:
+    """Write the site for every results line under ``results_dirs`` into ``out_dir``; returns what was done.
+
+    ``include_paths`` are user task folders (as ``--include-path``), read for the label rules of their tasks.
+    """
+    out_dir = Path(out_dir)
+    inputs = discover(results_dirs)
+    entries = load_entries(inputs.results_files)
+    compare = read_compare_files(inputs.compare_files)
+    catalog = load_catalog()
+    calibrations = load_calibrations(entries)
+    model_slugs = assign_slugs(e.model for e in entries)
+    task_slugs = assign_slugs(e.line.task for e in entries)
+    configs = groups.configurations(entries, catalog, include_proxy)
+    site = Site(
+        catalog=catalog, entries=entries,
+        tasks=groups.tasks(entries, catalog, task_slugs, task_definitions(include_paths)),
+        models=groups.models(entries, catalog, model_slugs),
+        configs=configs, top=groups.top_configurations(configs, top),
+        table=groups.paper_table(entries, catalog, include_proxy), calibrations=calibrations, compare=compare,
+        include_proxy=include_proxy, model_slugs=model_slugs, task_slugs=task_slugs)
+    pages = render_pages(environment(catalog), site)
+    prepare_output(out_dir)
+    _write_pages(out_dir, pages)
+    _write_data(out_dir, entries, compare.raw)
+    shutil.copytree(resource_dir("leaderboard") / "static", out_dir / "static")
+    read = [v.entry for v in calibrations.values() if v.calibration is not None]
+    return SiteReport(out_dir=out_dir, inputs=inputs, pages=sorted(pages), n_lines=len(entries),
+                      samples_files=[samples_path(e.sample_dir, e.line.task, e.line.method) for e in read],
+                      missing_samples=len(calibrations) - len(read))
+
+
+def load_entries(files: Iterable[Path]) -> list[Entry]:
+    """Every results line; the same (model, method, adapter, task) twice is an error naming both places."""
+    entries: list[Entry] = []
+    seen: dict[tuple, Entry] = {}
+    for path in files:
+        for entry in read_entries(path):
+            if entry.key in seen:
+                first = seen[entry.key]
+                raise DataError(f"duplicate results line for model {entry.model!r}, method {entry.line.method!r}, "
+                                f"task {entry.line.task!r} (first seen in {first.source}, row {first.row})",
+                                file=str(entry.source), row=entry.row)
+            seen[entry.key] = entry
+            entries.append(entry)
+    return entries
+
+
+def task_definitions(include_paths: Sequence[Path | str] = ()) -> dict[str, groups.TaskDefinition]:
+    """Label rule, description and file hash of every task the task index knows (shipped and user folders)."""
+    from focus_eval.task import TaskIndex
+
+    index = TaskIndex(include_paths)
+    return {task.name: groups.TaskDefinition(label_rule=task.label_rule, description=task.description,
+                                             hash=task.hash) for task in index.tasks()}
+
+
+def load_calibrations(entries: Iterable[Entry]) -> dict[tuple, CalibrationView]:
+    views = {}
+    for entry in entries:
+        path = samples_path(entry.sample_dir, entry.line.task, entry.line.method)
+        if path is None or not path.is_file():
+            views[entry.key] = CalibrationView(entry=entry, chart=None, calibration=None,
+                                               note="No sample file next to the results, so no curve.")
+            continue
+        calibration = read_calibration(path)
+        if not calibration.n:
+            views[entry.key] = CalibrationView(entry=entry, chart=None, calibration=calibration,
+                                               note="The sample file has no scored test rows.")
+            continue
+        views[entry.key] = CalibrationView(entry=entry, chart=charts.reliability(calibration),
+                                           calibration=calibration, note=None)
+    return views
+
+
+def prepare_output(out_dir: Path) -> None:
+    """Create ``out_dir``, or clear an earlier build there; refuse a non-empty folder the builder did not write."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise FocusError(f"{out_dir}: exists and is not a folder")
+    if out_dir.is_dir() and any(out_dir.iterdir()):
+        if not (out_dir / MARKER).is_file():
+            raise FocusError(f"{out_dir}: folder is not empty and was not written by 'focus-eval leaderboard'; "
+                             "choose a new or empty folder")
+        for name in _OWNED_FOLDERS:
+            shutil.rmtree(out_dir / name, ignore_errors=True)
+        for page in out_dir.glob("*.html"):
+            page.unlink()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / MARKER).write_text("written by focus-eval leaderboard; a rebuild replaces this folder's pages\n",
+                                  encoding="utf-8")
+
+
+def _write_pages(out_dir: Path, pages: dict[str, str]) -> None:
+    for name, html in pages.items():
+        path = out_dir / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html, encoding="utf-8")
+
+
+def _write_data(out_dir: Path, entries: list[Entry], comparisons: list[dict]) -> None:
+    data = out_dir / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    _dump(data / "results.json", [e.raw for e in entries])
+    if comparisons:
+        _dump(data / "compare.json", comparisons)
+
+
+def _dump(path: Path, value: object) -> None:
+    path.write_text(json.dumps(clean_json(value), allow_nan=False, ensure_ascii=False) + "\n", encoding="utf-8")
