@@ -67,6 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("FOCUS_EVAL_DEBUG"):
             raise
         return 2
+    except BrokenPipeError:
+        # the reader of our output went away (e.g. `| head`): stop quietly, as Unix tools do
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("focus-eval: interrupted; run the same command again to resume", file=sys.stderr)
         return 130

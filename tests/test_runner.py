@@ -148,3 +148,27 @@ def test_two_processes_match_one(tmp_path, data_root):
     assert shards, "the second process embedded nothing"
     assert results_without_time(tmp_path / "two" / "tiny-vit") == results_without_time(tmp_path / "one" / "tiny-vit")
     assert samples_of(tmp_path / "two" / "tiny-vit") == samples_of(tmp_path / "one" / "tiny-vit")
+
+
+def test_external_split_file_is_recorded_and_part_of_resume(tmp_path, data_root, capsys):
+    from focus_eval.data.registry import load_dataset
+
+    load = load_dataset("synth_desktop", data_root)
+    rows = sorted(load.records, key=lambda r: r.image_id)
+    # a reference-style image-level file: the two eyes of the first patient straddle train and test
+    lines = ["image_id,split"] + [f"{r.image_id},{'test' if i % 3 == 0 else 'train'}" for i, r in enumerate(rows)]
+    split_file = tmp_path / "split.csv"
+    split_file.write_text("\n".join(lines) + "\n")
+    common = ["--model", "tiny-vit", "--tasks", "dr_synth_desktop", "--data-root", str(data_root),
+              "--output-path", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "cache"),
+              "--split-file", f"synth_desktop={split_file}"]
+    assert run_cli(*common) == 0
+    assert "occur in more than one" in capsys.readouterr().err
+    result = read_jsonl(tmp_path / "r" / "tiny-vit" / "results.jsonl")[0]
+    split = result["extra"]["split_policy"]
+    assert split["split_source"].startswith("file:") and split["patient_overlap"]["count"] > 0
+    assert run_cli(*common) == 0 and "already done 1" in capsys.readouterr().out
+    split_file.write_text("\n".join(lines[:1] + [line.replace(",train", ",val") for line in lines[1:]]) + "\n")
+    run_cli(*common)  # the probe has no train split now: the unit is evaluated again, and fails clearly
+    out = capsys.readouterr()
+    assert "already done 0" in out.out and "train" in out.err

@@ -79,6 +79,30 @@ def progress_factory(enabled: bool, state):
     return lambda **kw: tqdm(file=sys.stderr, leave=False, **kw)
 
 
+def file_sha256(path: str) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError as exc:
+        raise FocusError(f"cannot read split file {path}: {exc}") from exc
+
+
+def split_summary(load) -> dict:
+    """How the dataset was split, recorded with every result (a patient overlap from an external split file
+    included)."""
+    keys = ("split_source", "seed", "cohort", "split_file", "patient_overlap", "split_file_unlisted",
+            "split_file_missing", "carved_val_images")
+    out = {}
+    for k in keys:
+        value = load.metadata.get(k)
+        if value in (None, [], {}):
+            continue
+        # long id lists are summarised: their count and the first few
+        out[k] = {"count": len(value), "first": list(value)[:5]} if isinstance(value, (list, tuple)) else value
+    return out
+
+
 def age_threshold(test_records) -> float | None:
     """Median age of the task's test split: one threshold per task, the same for every model."""
     ages = [r.age for r in test_records if r.age is not None]
@@ -131,10 +155,13 @@ class Runner:
 
     # ----------------------------------------------------------------------------------------------
     def fingerprint(self, unit: Unit) -> dict:
+        """What a finished unit must match to be skipped on resume."""
         o = self.options
+        split_file = o.split_files.get(unit.task.dataset)
         return {"task_hash": unit.task.hash, "preset_hash": self.preset.hash, "method": unit.method,
                 "limit": o.limit, "seed": o.seed, "probe_compat": o.probe_compat, "zs_scale": o.zs_scale,
-                "adapter": self.adapter_id, "n_boot": o.n_boot}
+                "adapter": self.adapter_id, "n_boot": o.n_boot,
+                "split_file_sha256": file_sha256(split_file) if split_file else None, **self.adapter_training()}
 
     def meta(self, unit: Unit, threshold: float | None, extra: dict) -> dict:
         t, p = unit.task, self.preset
@@ -144,6 +171,15 @@ class Runner:
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 "contamination": t.dataset in (p.contamination or []), "extra": extra,
                 **self.fingerprint(unit)}
+
+    def adapter_training(self) -> dict:
+        """adapter_train_dataset, adapter_train_target and adapter_trained_at from the adapter folder's training
+        record (part of the fingerprint: an adapter trained again in the same folder is evaluated again)."""
+        if not self.options.adapter:
+            return {}
+        from focus_eval.finetune.artifacts import adapter_training_fields
+
+        return adapter_training_fields(self.options.adapter)
 
     def load_adapter(self):
         if self.adapter is None:
@@ -184,6 +220,12 @@ class Runner:
                 for u in units:
                     self.report.failed[u.stem] = str(exc)
                 continue
+            if self.state.is_main_process:
+                for warning in load.warnings:
+                    print(f"focus-eval: {dataset}: {warning}", file=sys.stderr)
+                if load.skipped:
+                    print(f"focus-eval: {dataset}: {len(load.skipped)} label row(s) skipped "
+                          f"('focus-eval datasets check {dataset}' lists them)", file=sys.stderr)
             encoder_units = [u for u in units if u.method in ("linear_probe", "zero_shot")]
             prompt_units = [u for u in units if u.method == "prompt"]
             if encoder_units:
@@ -235,6 +277,7 @@ class Runner:
                 self.report.failed[unit.stem] = str(exc)
                 continue
             threshold = age_threshold(task_records(load, unit.task, "test"))
+            extra["split_policy"] = split_summary(load)
             self.finish_unit(unit, samples, self.meta(unit, threshold, extra))
 
     def score_encoder_unit(self, load, unit: Unit, vectors, errors, text_cache):

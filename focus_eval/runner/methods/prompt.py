@@ -61,7 +61,7 @@ def _clean_torn_tail(path: Path) -> None:
 
 def run_prompt_units(runner, load, units) -> None:
     from focus_eval.adapters.mllm import parse_yes_no
-    from focus_eval.runner.run import age_threshold, sample_line, task_records
+    from focus_eval.runner.run import age_threshold, sample_line, split_summary, task_records
 
     adapter = runner.load_adapter()
     state, model_dir = runner.state, runner.model_dir
@@ -135,7 +135,8 @@ def run_prompt_units(runner, load, units) -> None:
             runner.report.failed[u.stem] = f"{len(missing)} images were not scored (first: {missing[0]})"
             continue
         samples = [SampleLine.from_dict(rows[r.image_id]) for r in records[u.stem]]
-        extra = {"max_new_tokens": MAX_NEW_TOKENS, "score": "p_yes", "hard_label": "first yes/no of greedy text"}
+        extra = {"max_new_tokens": MAX_NEW_TOKENS, "score": "p_yes", "hard_label": "first yes/no of greedy text",
+                 "split_policy": split_summary(load)}
         runner.finish_unit(u, samples, runner.meta(u, age_threshold(task_records(load, u.task, "test")), extra))
         for p in parts_dir(model_dir).glob(f"{u.stem}.r*.jsonl"):
             p.unlink()
