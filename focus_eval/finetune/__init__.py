@@ -1,0 +1,1 @@
+"""LoRA fine-tuning of multimodal LLMs (``focus-eval sft``) and fine-tuned vs base comparisons (``compare``)."""

@@ -1,7 +1,7 @@
 """Read the fine-tuning comparison files of ``focus-eval compare``: paired deltas and in-domain/OOD summaries.
 
 Every key except ``metric`` is optional and reads as missing when absent; a value of the wrong type is an error
-naming the file and row. Lines whose ``kind`` is neither absent (a comparison) nor ``summary`` are counted and
+naming the file and row. Lines whose ``kind`` is neither "delta" or absent (a comparison) nor ``summary`` are counted and
 listed by kind on the page rather than guessed at.
 """
 
@@ -99,7 +99,7 @@ def _add_row(data: CompareData, row: Any, path: Path, index: int) -> None:
         raise DataError("a comparison line must be a JSON object", file=str(path), row=index)
     data.raw.append(row)
     kind = row.get("kind")
-    if kind is None:
+    if kind in (None, "delta"):
         data.comparisons.append(_comparison(row, path, index))
     elif kind == "summary":
         data.summaries.append(_summary(row, path, index))
