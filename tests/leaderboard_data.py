@@ -202,7 +202,7 @@ def write_compare(path: Path) -> Path:
                                                  ("qwen-sft-mbrset", "mbrset", "brset", 0.002)):
         for metric, sign in (("auroc", 1), ("ece", -1)):
             d = sign * delta
-            lines.append({"adapter": adapter, "base_model": "tiny-medgemma", "model": "tiny-medgemma",
+            lines.append({"kind": "delta", "adapter": adapter, "base_model": "tiny-medgemma", "model": "tiny-medgemma",
                           "train_dataset": train, "target": "glaucoma", "test_task": f"glaucoma_{test_dataset}",
                           "test_dataset": test_dataset, "in_domain": train == test_dataset, "metric": metric,
                           "base": 0.7, "ft": 0.7 + d, "delta": d, "ci": [d - 0.03, d + 0.03], "p": 0.01,
