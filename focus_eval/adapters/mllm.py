@@ -12,12 +12,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import torch
 
 from focus_eval.adapters.mllm_parse import NO_WORDS, YES_WORDS, parse_yes_no, single_token_variants
+from focus_eval.adapters.mllm_prefix import greedy_continue, plan_shared_prefix, run_shared_prefix
 from focus_eval.errors import FocusError
 
 __all__ = ["MLLMScorer", "HFMLLMAdapter", "parse_yes_no"]
@@ -25,15 +27,18 @@ __all__ = ["MLLMScorer", "HFMLLMAdapter", "parse_yes_no"]
 DEFAULT_MAX_NEW_TOKENS = 5
 # Encoder outputs the language model reads; everything else in a vision-tower output is per patch, not per image.
 _IMAGE_FEATURE_FIELDS = ("pooler_output", "deepstack_features")
+_TEXT_KEYS = ("input_ids", "attention_mask", "token_type_ids", "mm_token_type_ids")
 
 
 class MLLMScorer:
     """Yes/no scoring and greedy answers over a loaded model and its processor (no loading, no batching policy)."""
 
     def __init__(self, model, processor, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
-                 max_visual_tokens: int | None = None):
+                 max_visual_tokens: int | None = None, share_prefix: bool = True):
         self.model = model.eval()
         self.max_visual_tokens = max_visual_tokens
+        # several prompts on one image: prefill the image's shared prefix once (see mllm_prefix)
+        self.share_prefix = share_prefix
         self.processor = processor
         self.tokenizer = processor.tokenizer
         # Left padding keeps every row's last prompt token in the last column, where the next-token logits are read.
@@ -51,6 +56,8 @@ class MLLMScorer:
             raise FocusError("the tokenizer maps a yes variant and a no variant to the same token")
         self._chat_texts: dict[str, str] = {}
         self._pad_id = _pad_token_id(self.tokenizer, model)
+        eos = model.generation_config.eos_token_id
+        self._eos_ids = set(eos if isinstance(eos, (list, tuple)) else [] if eos is None else [eos])
 
     # ----- inputs
 
@@ -126,7 +133,9 @@ class MLLMScorer:
         p_yes = probs.index_select(1, yes).max(dim=1).values
         p_no = probs.index_select(1, no).max(dim=1).values
         # p_yes / (p_yes + p_no) written with logits: exact, and defined even when both probabilities underflow.
-        norm = torch.sigmoid(logits.index_select(1, yes).max(dim=1).values - logits.index_select(1, no).max(dim=1).values)
+        best_yes = logits.index_select(1, yes).max(dim=1).values
+        best_no = logits.index_select(1, no).max(dim=1).values
+        norm = torch.sigmoid(best_yes - best_no)
         return [{"p_yes": float(a), "p_no": float(b), "score_norm": float(c)}
                 for a, b, c in zip(p_yes.tolist(), p_no.tolist(), norm.tolist())]
 
@@ -151,34 +160,60 @@ class MLLMScorer:
 
     def score_yes_no_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]]
                            ) -> list[list[dict[str, float]]]:
-        """Several prompts per image with the vision tower run once per image; same numbers as ``score_yes_no``."""
-        inputs, features, shape = self._multi_inputs(images, prompts_per_image)
-        if inputs is None:
-            return shape
-        return _unflatten(self.answer_scores(self.first_token_logits(inputs, features)), shape)
+        """Several prompts per image, each image encoded once: its vision tower pass and, where the model
+        allows, the prefill of its shared prefix serve all of its prompts. Same numbers as ``score_yes_no``."""
+        batch = self._multi_batch(images, prompts_per_image)
+        if batch is None:
+            return [[] for _ in images]
+        plan = self._prefix_plan(batch, max_new_tokens=0)
+        if plan is None:
+            logits = self.first_token_logits(batch.rows, _select_images(batch.features, batch.slots))
+        else:
+            logits, _ = run_shared_prefix(self.model, plan, _select_images(batch.features, range(batch.n_images)))
+        return _unflatten(self.answer_scores(logits), batch.shape)
 
     def score_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
                                  max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> list[list[dict[str, Any]]]:
-        """``score_and_generate`` for several prompts per image, the vision tower run once per image."""
-        inputs, features, shape = self._multi_inputs(images, prompts_per_image)
-        if inputs is None:
-            return shape
-        return _unflatten(self._decode(inputs, max_new_tokens, features), shape)
+        """``score_and_generate`` for several prompts per image, each image encoded once."""
+        batch = self._multi_batch(images, prompts_per_image)
+        if batch is None:
+            return [[] for _ in images]
+        plan = self._prefix_plan(batch, max_new_tokens)
+        if plan is None:
+            rows = self._decode(batch.rows, max_new_tokens, _select_images(batch.features, batch.slots))
+            return _unflatten(rows, batch.shape)
+        logits, cache = run_shared_prefix(self.model, plan, _select_images(batch.features, range(batch.n_images)))
+        tokens = greedy_continue(self.model, logits, cache, plan.total_mask, plan.suffix_positions, max_new_tokens,
+                                 self._eos_ids, self._pad_id)
+        rows = self.answer_scores(logits)
+        for row, text in zip(rows, self.tokenizer.batch_decode(tokens, skip_special_tokens=True)):
+            row["text"] = text
+        return _unflatten(rows, batch.shape)
 
     # ----- internals
 
-    def _multi_inputs(self, images, prompts_per_image):
+    def _multi_batch(self, images, prompts_per_image) -> "_MultiBatch | None":
         if len(images) != len(prompts_per_image):
             raise FocusError(f"{len(images)} images but {len(prompts_per_image)} prompt lists")
         with_prompts = [i for i, prompts in enumerate(prompts_per_image) if prompts]
         if not with_prompts:
-            return None, None, [[] for _ in images]
+            return None
         slots = [slot for slot, i in enumerate(with_prompts) for _ in prompts_per_image[i]]
         prompts = [p for i in with_prompts for p in prompts_per_image[i]]
-        unique = [images[i] for i in with_prompts]
-        image_batch, inputs = self.encode_shared(unique, slots, prompts)
-        features = _select_images(self._tower(image_batch), slots)
-        return inputs, features, [len(prompts) for prompts in prompts_per_image]
+        image_batch, rows = self.encode_shared([images[i] for i in with_prompts], slots, prompts)
+        return _MultiBatch(rows, slots, image_batch, self._tower(image_batch), len(with_prompts),
+                           [len(prompts) for prompts in prompts_per_image])
+
+    def _prefix_plan(self, batch: "_MultiBatch", max_new_tokens: int):
+        if not self.share_prefix:
+            return None
+        meta = {k: v for k, v in batch.image_batch.items()
+                if torch.is_tensor(v) and not k.startswith("pixel_values") and k not in _TEXT_KEYS
+                and v.shape[0] == batch.n_images}
+        type_key = next((k for k in ("token_type_ids", "mm_token_type_ids") if k in batch.rows), "")
+        return plan_shared_prefix(self.model, batch.rows, batch.slots, meta,
+                                  getattr(self.processor, "image_token_id", None), type_key, self._pad_id,
+                                  max_new_tokens)
 
     def encode_shared(self, images: Sequence, slots: Sequence[int], prompts: Sequence[str]):
         """(image batch, row inputs) for rows (images[slot], prompt), each image processed once.
@@ -254,7 +289,20 @@ class MLLMScorer:
         return rows
 
 
-def _select_images(features, index: list[int]):
+@dataclass
+class _MultiBatch:
+    """Rows of several prompts per image: row inputs without pixels, each row's image slot, the distinct
+    images' processor outputs and their vision-tower output."""
+
+    rows: dict[str, Any]
+    slots: list[int]
+    image_batch: dict[str, Any]
+    features: Any
+    n_images: int
+    shape: list[int]
+
+
+def _select_images(features, index: Sequence[int]):
     """The per-image parts of a vision-tower output, one entry per row (an image may serve several rows)."""
     fields = {}
     for name in _IMAGE_FEATURE_FIELDS:
@@ -268,7 +316,7 @@ def _select_images(features, index: list[int]):
     return type(features)(**fields)
 
 
-def _take(value, index: list[int]):
+def _take(value, index: Sequence[int]):
     if torch.is_tensor(value):
         return value.index_select(0, torch.tensor(index, device=value.device))
     return tuple(value[i] for i in index)
@@ -306,19 +354,27 @@ def choose_attention(preference: str | Sequence[str] | None, device: torch.devic
     return "sdpa"
 
 
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+
+
 def resolve_source(preset) -> tuple[str, str | None]:
     """(folder or hub id, revision) for a preset; ``tiny:<name>`` builds the tiny model offline on first use."""
-    source = preset.source
+    if preset.weights:
+        raise FocusError(f"preset {preset.name!r} loads a whole model folder: pass --model-args source=DIR "
+                         f"instead of weights=PATH")
+    source = str(preset.source or "")
     if not source:
-        raise FocusError(f"preset {preset.name!r} has no source")
-    if str(source).startswith("tiny:"):
+        raise FocusError(f"preset {preset.name!r} has no source; pass --model-args source=DIR")
+    if source.startswith("tiny:"):
         from focus_eval.adapters.tiny_mllm import ensure_tiny_mllm
 
-        return str(ensure_tiny_mllm(str(source)[len("tiny:"):])), None
-    path = Path(str(source)).expanduser()
-    if path.exists():
+        return str(ensure_tiny_mllm(source[len("tiny:"):])), None
+    path = Path(source).expanduser()
+    if path.is_dir():
         return str(path.resolve()), None
-    return str(source), preset.revision or None
+    if path.is_absolute() or source.startswith((".", "~")) or not _HUB_ID.match(source):
+        raise FocusError(f"preset {preset.name!r}: source folder {source} does not exist")
+    return source, preset.revision or None
 
 
 class HFMLLMAdapter(MLLMScorer):
@@ -344,20 +400,24 @@ class HFMLLMAdapter(MLLMScorer):
         attention = choose_attention(settings.get("attn_implementation"), device)
         source, revision = resolve_source(preset)
         processor_kwargs = dict(settings.get("processor") or {})
+        # On a GPU the weights load straight onto it (a 27B model never passes through host memory as a whole).
+        placement = {"device_map": {"": str(device)}} if device.type == "cuda" else {}
+        bars_were_on = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()
         try:
             processor = AutoProcessor.from_pretrained(source, revision=revision, trust_remote_code=remote,
                                                       **processor_kwargs)
             model, info = AutoModelForImageTextToText.from_pretrained(
                 source, revision=revision, dtype=dtype, attn_implementation=attention, trust_remote_code=remote,
-                output_loading_info=True)
+                output_loading_info=True, **placement)
         except (OSError, ValueError, KeyError) as exc:
             raise FocusError(f"model {preset.name!r}: cannot load {source}"
                              f"{'@' + revision if revision else ''}: {exc}"
                              + (" (gated model: accept its licence on the Hub and set HF_TOKEN)" if preset.gated
                                 else "")) from exc
         finally:
-            hf_logging.enable_progress_bar()
+            if bars_were_on:
+                hf_logging.enable_progress_bar()
         _check_loading(info, settings.get("allowed_missing_keys", []), preset.name, source)
         self.adapter_id: str | None = None
         self.adapter_path: str | None = None
@@ -365,7 +425,8 @@ class HFMLLMAdapter(MLLMScorer):
             model, self.adapter_id, self.adapter_path = load_lora(model, adapter_dir, source)
         model.to(device)
         super().__init__(model, processor, device=device, dtype=dtype,
-                         max_visual_tokens=settings.get("max_visual_tokens"))
+                         max_visual_tokens=settings.get("max_visual_tokens"),
+                         share_prefix=bool(settings.get("share_prefix", True)))
         self.batch_size_hint = settings.get("batch_size")
         self.max_new_tokens = int(settings.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
         self.info = {

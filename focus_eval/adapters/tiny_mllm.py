@@ -19,7 +19,7 @@ from focus_eval.errors import FocusError
 from focus_eval.resources import cache_dir
 
 # Bump when anything below changes what gets written, so stale cached copies are rebuilt.
-BUILD_VERSION = 1
+BUILD_VERSION = 3
 SEED = 1234
 MARKER = "focus_tiny.json"
 
@@ -109,13 +109,11 @@ def train_tokenizer(special_tokens: list[str], vocab_size: int = 480, named: dic
     answers = " ".join(f"{w} {w}. {w}," for w in ANSWER_WORDS)
     tokenizer.train_from_iterator([_CORPUS] * 4 + [answers] * 40 + [w for w in ANSWER_WORDS] * 40,
                                   trainer=trainer)
-    extra = [t for t in special_tokens if t not in roles.values()]
-    fast = PreTrainedTokenizerFast(tokenizer_object=tokenizer, clean_up_tokenization_spaces=False, **roles,
+    # A dict of named tokens gives the tokenizer attributes such as ``image_token`` (read by the processors);
+    # every special token is already unsplittable, having been registered with the trainer.
+    extra = dict(named) if named else [t for t in special_tokens if t not in roles.values()]
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, clean_up_tokenization_spaces=False, **roles,
                                    extra_special_tokens=extra)
-    if named:
-        fast._set_model_specific_special_tokens(special_tokens=named)
-    fast.init_kwargs["extra_special_tokens"] = named or extra
-    return fast
 
 
 def _check_answer_tokens(tokenizer, name: str) -> None:
@@ -169,7 +167,7 @@ def _build_gemma3(folder: Path) -> None:
     config = gemma3_config(
         text=dict(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                   num_attention_heads=2, num_key_value_heads=1, head_dim=32, query_pre_attn_scalar=32,
-                  sliding_window=96, layer_types=["sliding_attention", "full_attention"],
+                  sliding_window=128, layer_types=["sliding_attention", "full_attention"],
                   max_position_embeddings=2048),
         vision=dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
                     image_size=64, patch_size=8),
@@ -281,12 +279,20 @@ def build_tiny_mllm(name: str, folder: Path | str, seed: int = SEED) -> Path:
 
     if name not in TINY_MLLMS:
         raise FocusError(f"unknown tiny multimodal model {name!r}; known: {sorted(TINY_MLLMS)}")
+    from transformers.utils import logging as hf_logging
+
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    bars_were_on = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
     # fork_rng keeps the caller's random state untouched by the weight initialisation
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        TINY_MLLMS[name](folder)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            TINY_MLLMS[name](folder)
+    finally:
+        if bars_were_on:
+            hf_logging.enable_progress_bar()
     (folder / MARKER).write_text(json.dumps({"name": name, "build_version": BUILD_VERSION, "seed": seed}))
     return folder
 
