@@ -172,3 +172,41 @@ def test_external_split_file_is_recorded_and_part_of_resume(tmp_path, data_root,
     run_cli(*common)  # the probe has no train split now: the unit is evaluated again, and fails clearly
     out = capsys.readouterr()
     assert "already done 0" in out.out and "train" in out.err
+
+
+def test_mllm_prompt_run_resumes_from_its_last_written_sample(tmp_path, data_root, monkeypatch):
+    from focus_eval.adapters.mllm import MLLMScorer
+
+    common = ["--model", "tiny-medgemma", "--tasks", "dr_synth_*", "--data-root", str(data_root),
+              "--batch-size", "4"]
+    assert run_cli(*common, "--output-path", str(tmp_path / "clean")) == 0
+    clean = tmp_path / "clean" / "tiny-medgemma"
+    rows = read_jsonl(clean / "results.jsonl")
+    assert {r["task"] for r in rows} == {"dr_synth_desktop", "dr_synth_mobile"}
+    for r in rows:
+        validate_result_dict(r)
+        assert r["method"] == "prompt" and r["untrained"] is True
+        samples = read_jsonl(clean / "samples" / f"{r['task']}.prompt.jsonl")
+        assert r["n_unparsed"] == sum(1 for s in samples if s["parsed"] is False)
+        assert all(s["score"] == s["p_yes"] and s["text"] is not None for s in samples)
+
+    calls = []
+    original = MLLMScorer.score_and_generate_multi
+
+    def answer_then_signal(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        calls.append(1)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)
+        return out
+
+    monkeypatch.setattr(MLLMScorer, "score_and_generate_multi", answer_then_signal)
+    args = [*common, "--output-path", str(tmp_path / "resumed")]
+    assert run_cli(*args) == 130
+    parts = list((tmp_path / "resumed" / "tiny-medgemma" / "samples" / ".parts").glob("*.jsonl"))
+    assert parts and not (tmp_path / "resumed" / "tiny-medgemma" / "results.jsonl").exists()
+    monkeypatch.setattr(MLLMScorer, "score_and_generate_multi", original)
+    assert run_cli(*args) == 0
+    resumed = tmp_path / "resumed" / "tiny-medgemma"
+    assert samples_of(resumed) == samples_of(clean)
+    assert results_without_time(resumed) == results_without_time(clean)

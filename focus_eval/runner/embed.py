@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader
 
 from focus_eval.runner.embed_cache import EmbeddingCache, cache_key_for
-from focus_eval.runner.images import ImageDataset, ImageItem, collate, source_path
+from focus_eval.runner.embed_loop import iter_embeddings
+from focus_eval.runner.images import DecodeAndTransform, ImageItem, source_path
 
 SHARD_IMAGES = 1024  # write a cache shard at least this often, so an interrupted run loses little
 
@@ -20,16 +19,6 @@ def process_share(items: list, batch_size: int, rank: int, world: int) -> list:
     batch whatever the number of processes, so one process and many compute identical embeddings."""
     batches = [items[i:i + batch_size] for i in range(0, len(items), batch_size)]
     return [item for b in batches[rank::world] for item in b]
-
-
-@contextlib.contextmanager
-def inference_context(device: torch.device, dtype: torch.dtype | None):
-    with torch.inference_mode():
-        if device.type == "cuda" and dtype in (torch.bfloat16, torch.float16):
-            with torch.autocast("cuda", dtype=dtype):
-                yield
-        else:
-            yield
 
 
 def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size: int, num_workers: int,
@@ -51,23 +40,22 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
     share = process_share(missing, batch_size, state.process_index, state.num_processes)
     if share:
         items = [ImageItem(i, r.image_id, str(source_path(r, prepared_root, size)), size) for i, r in enumerate(share)]
-        loader = DataLoader(ImageDataset(items, adapter.transform), batch_size=batch_size, shuffle=False,
-                            num_workers=num_workers, collate_fn=collate,
-                            persistent_workers=False, pin_memory=adapter.device.type == "cuda")
         bar = progress(total=len(items), desc=f"embed {records[0].dataset}") if progress else None
         pending_keys: list[str] = []
         pending_vectors: list[np.ndarray] = []
-        for indices, pixels, bad in loader:
-            for i, reason in bad:
-                errors[items[i].image_id] = reason
-            if pixels is not None:
-                with inference_context(adapter.device, dtype):
-                    vectors = adapter.embed_images(pixels.to(adapter.device, non_blocking=True))
-                vectors = vectors.float().cpu().numpy()
-                pending_keys += [keys[items[i].image_id] for i in indices]
-                pending_vectors.append(vectors)
+
+        def failed(index: int, reason: str) -> None:
+            errors[items[index].image_id] = reason
             if bar:
-                bar.update(len(indices) + len(bad))
+                bar.update(1)
+
+        for indices, vectors in iter_embeddings(adapter.embed_images, DecodeAndTransform(adapter.transform), items,
+                                                batch_size=batch_size, num_workers=num_workers,
+                                                device=adapter.device, dtype=dtype, on_error=failed):
+            pending_keys += [keys[items[i].image_id] for i in indices]
+            pending_vectors.append(vectors.numpy())
+            if bar:
+                bar.update(len(indices))
             if len(pending_keys) >= shard_images():
                 cache.write(pending_keys, np.concatenate(pending_vectors), rank=state.process_index)
                 pending_keys, pending_vectors = [], []

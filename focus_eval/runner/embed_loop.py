@@ -15,7 +15,7 @@ from torch.utils.data import DataLoader, Dataset
 from focus_eval.errors import FocusError
 
 
-class _TransformDataset(Dataset):
+class TransformDataset(Dataset):
     """Item i -> (i, tensor, None), or (i, None, reason) when decoding or transforming fails."""
 
     def __init__(self, items: Sequence[Any], transform: Callable[[Any], torch.Tensor]):
@@ -59,7 +59,7 @@ def iter_embeddings(model_fn: Callable[[torch.Tensor], torch.Tensor], transform:
     """
     device = torch.device(device)
     workers = max(0, int(num_workers))
-    loader = DataLoader(_TransformDataset(paths_or_items, transform), batch_size=max(1, int(batch_size)),
+    loader = DataLoader(TransformDataset(paths_or_items, transform), batch_size=max(1, int(batch_size)),
                         shuffle=False, num_workers=workers, collate_fn=_collate,
                         pin_memory=device.type == "cuda", persistent_workers=False,
                         prefetch_factor=prefetch_factor if workers else None)

@@ -1,5 +1,5 @@
-"""Image items for the runner: where each record's pixels come from (prepared cache or raw file), and a
-torch Dataset that decodes and transforms them in worker processes, turning failures into recorded errors."""
+"""Image items for the runner: where each record's pixels come from (prepared cache or raw file), and the
+picklable decode-and-transform step that DataLoader workers run on them."""
 
 from __future__ import annotations
 
@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import torch
-from torch.utils.data import Dataset
 
 
 @dataclass(frozen=True)
@@ -38,29 +36,12 @@ def load_image(path: str, draft_size: int | None):
     return open_fundus(Path(path), size=draft_size)
 
 
-class ImageDataset(Dataset):
-    """Decodes and transforms items; a failing image yields (index, None, reason) instead of raising."""
+class DecodeAndTransform:
+    """Picklable item -> tensor (or PIL image when ``transform`` is None) for DataLoader workers."""
 
-    def __init__(self, items: list[ImageItem], transform: Callable):
-        self.items = items
+    def __init__(self, transform: Callable | None = None):
         self.transform = transform
 
-    def __len__(self) -> int:
-        return len(self.items)
-
-    def __getitem__(self, i: int):
-        item = self.items[i]
-        try:
-            image = load_image(item.path, item.draft_size)
-            return item.index, self.transform(image), None
-        except Exception as exc:  # noqa: BLE001 - every decode failure becomes a recorded sample error
-            return item.index, None, f"{type(exc).__name__}: {exc}"
-
-
-def collate(batch):
-    """Stack the good tensors; keep failures aside with their reasons."""
-    good = [(i, t) for i, t, err in batch if err is None]
-    bad = [(i, err) for i, t, err in batch if err is not None]
-    indices = [i for i, _ in good]
-    pixels = torch.stack([t for _, t in good]) if good else None
-    return indices, pixels, bad
+    def __call__(self, item: ImageItem):
+        image = load_image(item.path, item.draft_size)
+        return image if self.transform is None else self.transform(image)

@@ -13,14 +13,10 @@ from torch.utils.data import DataLoader
 
 from focus_eval.results.schema import SampleLine, dumps
 from focus_eval.runner.embed import process_share
-from focus_eval.runner.images import ImageDataset, ImageItem, source_path
+from focus_eval.runner.embed_loop import TransformDataset
+from focus_eval.runner.images import DecodeAndTransform, ImageItem, source_path
 
 MAX_NEW_TOKENS = 5
-
-
-def keep_image(image):
-    """Identity transform: MLLM processors resize images themselves."""
-    return image
 
 
 def collate_images(batch):
@@ -90,10 +86,10 @@ def run_prompt_units(runner, load, units) -> None:
             _clean_torn_tail(path)
             handles[u.stem] = path.open("a", encoding="utf-8")
         size = (runner.preset.preprocessing or {}).get("size")
-        draft = int(size) * 2 if size else None  # decode near the processor's input size, never below it
+        draft = int(size) if size else None  # JPEG draft decoding stops at or above this size, never below
         items = [ImageItem(i, image_id, str(source_path(by_id[image_id], None, None)), draft)
                  for i, image_id in enumerate(share)]
-        loader = DataLoader(ImageDataset(items, keep_image), batch_size=runner.batch_size(), shuffle=False,
+        loader = DataLoader(TransformDataset(items, DecodeAndTransform()), batch_size=runner.batch_size(), shuffle=False,
                             num_workers=runner.num_workers(), collate_fn=collate_images)
         bar = runner.progress(total=len(items), desc=f"prompt {load.name}") if runner.progress else None
         try:
@@ -105,19 +101,14 @@ def run_prompt_units(runner, load, units) -> None:
                 if images:
                     rows = [by_id[items[i].image_id] for i in indices]
                     prompts = [[u.task.render_prompt(r) for u in todo[r.image_id]] for r in rows]
-                    scores = adapter.score_yes_no_multi(images, prompts)
-                    flat_images = [img for img, ps in zip(images, prompts) for _ in ps]
-                    texts = adapter.generate(flat_images, [p for ps in prompts for p in ps],
-                                             max_new_tokens=MAX_NEW_TOKENS)
-                    k = 0
-                    for r, unit_scores in zip(rows, scores):
-                        for u, sc in zip(todo[r.image_id], unit_scores):
-                            text = texts[k]
-                            k += 1
-                            pred = parse_yes_no(text)
+                    answers = adapter.score_and_generate_multi(images, prompts, max_new_tokens=MAX_NEW_TOKENS)
+                    for r, unit_answers in zip(rows, answers):
+                        for u, answer in zip(todo[r.image_id], unit_answers):
+                            pred = parse_yes_no(answer["text"])
                             write(handles[u.stem], sample_line(
-                                r, r.label(u.task.target), sc["p_yes"], pred, p_yes=sc["p_yes"], p_no=sc["p_no"],
-                                score_norm=sc["score_norm"], text=text, parsed=pred is not None))
+                                r, r.label(u.task.target), answer["p_yes"], pred, p_yes=answer["p_yes"],
+                                p_no=answer["p_no"], score_norm=answer["score_norm"], text=answer["text"],
+                                parsed=pred is not None))
                 if bar:
                     bar.update(len(indices) + len(bad))
         finally:
