@@ -13,7 +13,7 @@ DEMO_TASKS = "*_synth_desktop,*_synth_mobile"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("demo-out"), help="folder for data, results and site")
-    p.add_argument("--n", type=int, default=160, help="synthetic images per dataset")
+    p.add_argument("--n", type=int, default=300, help="synthetic images per dataset (about 60 test images each)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--models", default=",".join(DEMO_MODELS), help="comma-separated presets to evaluate")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples per confidence interval")
