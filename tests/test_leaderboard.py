@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -23,8 +22,7 @@ from focus_eval.site.groups import paper_table
 from focus_eval.site.inputs import discover
 from focus_eval.site.slugs import assign_slugs
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+from browser_support import Visit, browser  # noqa: F401  (the fixture is used by name)
 
 
 # ---------------------------------------------------------------- helpers
@@ -445,52 +443,6 @@ def test_build_of_a_full_grid_takes_seconds(tmp_path):
 
 
 # ---------------------------------------------------------------- in the browser
-
-
-@pytest.fixture(scope="module")
-def browser():
-    reason = None
-    if not CHROMIUM.is_file():
-        reason = f"{CHROMIUM} is missing (apt-get install chromium)"
-    else:
-        try:
-            from playwright.sync_api import sync_playwright
-        except ImportError:
-            reason = "Python Playwright is not installed"
-    if reason:
-        if os.environ.get("FOCUS_REQUIRE_BROWSER") == "1":
-            pytest.fail(f"browser tests required (FOCUS_REQUIRE_BROWSER=1) but {reason}")
-        pytest.skip(f"browser tests skipped: {reason}")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
-
-
-class Visit:
-    """A page with recorders for console errors, requests and dialogs."""
-
-    def __init__(self, browser, width=1280):
-        self.page = browser.new_page(viewport={"width": width, "height": 900})
-        self.errors, self.requests, self.dialogs = [], [], []
-        self.page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
-        self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
-        self.page.on("request", lambda request: self.requests.append(request.url))
-        self.page.on("dialog", self._dialog)
-
-    def _dialog(self, dialog):
-        self.dialogs.append(dialog.message)
-        dialog.dismiss()
-
-    def open(self, path: Path):
-        self.page.goto(path.resolve().as_uri())
-        self.page.wait_for_load_state("load")
-        return self.page
-
-    def assert_clean(self):
-        assert self.errors == []
-        assert self.dialogs == []
-        assert self.requests and all(url.startswith("file://") for url in self.requests), self.requests
 
 
 def column_values(page, table: str, header_text: str) -> list:
