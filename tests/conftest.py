@@ -7,3 +7,11 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "2")
+
+# Console scripts of this environment (focus-eval, torchrun, hadolint) come first on PATH, also when pytest
+# runs as `.venv/bin/python -m pytest` without an activated environment.
+import sys  # noqa: E402
+
+_bin = os.path.dirname(sys.executable)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")

@@ -210,3 +210,58 @@ def test_mllm_prompt_run_resumes_from_its_last_written_sample(tmp_path, data_roo
     resumed = tmp_path / "resumed" / "tiny-medgemma"
     assert samples_of(resumed) == samples_of(clean)
     assert results_without_time(resumed) == results_without_time(clean)
+
+
+def test_an_unreadable_image_becomes_a_sample_error_and_the_run_goes_on(tmp_path, data_root):
+    from focus_eval.data.registry import load_dataset
+
+    root = tmp_path / "data"
+    shutil.copytree(data_root / "synth_desktop", root / "synth_desktop")
+    victim = sorted(load_dataset("synth_desktop", root).split("test"), key=lambda r: r.image_id)[0]
+    victim.path.write_bytes(victim.path.read_bytes()[:200])  # a truncated JPEG
+    for model in ("tiny-vit", "tiny-medgemma"):
+        assert run_cli("--model", model, "--tasks", "dr_synth_desktop", "--data-root", str(root),
+                       "--output-path", str(tmp_path / "r"), "--cache-dir", str(tmp_path / "cache")) == 0
+        [result] = read_jsonl(tmp_path / "r" / model / "results.jsonl")
+        assert result["n_errors"] == 1 and result["n_valid"] == result["n"] - 1
+        method = "linear_probe" if model == "tiny-vit" else "prompt"
+        samples = {s["image_id"]: s for s in read_jsonl(tmp_path / "r" / model / "samples" / f"dr_synth_desktop.{method}.jsonl")}
+        bad = samples[victim.image_id]
+        assert bad["score"] is None and victim.relpath.split("/")[-1] in bad["error"]
+        assert sum(1 for s in samples.values() if s["error"]) == 1
+
+
+def test_batch_size_auto_splits_a_batch_that_runs_out_of_memory(tmp_path, data_root, monkeypatch):
+    import torch
+
+    import focus_eval.adapters as adapters
+
+    original_load = adapters.load_adapter
+    sizes = []
+
+    def small_memory_load(*args, **kwargs):
+        adapter = original_load(*args, **kwargs)
+        embed = adapter.embed_images
+
+        def limited(pixels):
+            sizes.append(len(pixels))
+            if len(pixels) > 4:
+                raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+            return embed(pixels)
+
+        adapter.embed_images = limited
+        return adapter
+
+    monkeypatch.setattr(adapters, "load_adapter", small_memory_load)
+    common = ["--model", "tiny-vit", "--tasks", "dr_synth_desktop", "--data-root", str(data_root)]
+    with pytest.raises(torch.cuda.OutOfMemoryError):  # a fixed batch size is the user's to change
+        run_cli(*common, "--batch-size", "16", "--output-path", str(tmp_path / "a"), "--cache-dir", str(tmp_path / "ca"))
+    sizes.clear()
+    assert run_cli(*common, "--batch-size", "auto", "--output-path", str(tmp_path / "b"),
+                   "--cache-dir", str(tmp_path / "cb")) == 0
+    assert sizes[:4] == [32, 16, 8, 4] and max(sizes[4:]) == 4  # halved until it fits, then kept
+    [result] = read_jsonl(tmp_path / "b" / "tiny-vit" / "results.jsonl")
+    assert result["n_errors"] == 0
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--model", "tiny-vit", "--tasks", "dr_synth_desktop", "--batch-size", "big"])
+    assert exit_info.value.code == 2

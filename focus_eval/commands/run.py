@@ -22,7 +22,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-path", action="append", default=[], help="extra folder of task YAML files")
     p.add_argument("--include-proxy", action="store_true", help="let groups and patterns include proxy tasks")
     p.add_argument("--methods", default=None, help="subset of the preset's methods, comma-separated")
-    p.add_argument("--batch-size", default="auto", help="images per batch, or 'auto'")
+    p.add_argument("--batch-size", default="auto", type=batch_size,
+                   help="images per batch, or 'auto' (a large batch, halved when the GPU runs out of memory)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--num-workers", type=int, default=None, help="image decoding worker processes")
     p.add_argument("--seed", type=int, default=0)
@@ -43,6 +44,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-prepared", dest="use_prepared", action="store_false",
                    help="read raw image files even where a prepared cache exists")
     p.add_argument("--no-progress", dest="progress", action="store_false")
+
+
+def batch_size(text: str) -> int | str:
+    if text == "auto":
+        return text
+    if text.isdigit() and int(text) > 0:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"expected a positive number or 'auto', got {text!r}")
 
 
 def _split_files(values: list[str]) -> dict[str, str]:

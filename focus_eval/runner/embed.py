@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from focus_eval.runner.batching import MemoryAdaptiveBatches
 from focus_eval.runner.embed_cache import EmbeddingCache, cache_key_for
 from focus_eval.runner.embed_loop import iter_embeddings
 from focus_eval.runner.images import DecodeAndTransform, ImageItem, source_path
@@ -22,7 +23,8 @@ def process_share(items: list, batch_size: int, rank: int, world: int) -> list:
 
 
 def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size: int, num_workers: int,
-                  prepared_root: Path | None = None, progress=None, dtype: torch.dtype | None = None):
+                  prepared_root: Path | None = None, progress=None, dtype: torch.dtype | None = None,
+                  batches: MemoryAdaptiveBatches | None = None):
     """Return ({image_id: vector}, {image_id: error}) for ``records``, computing only what the cache lacks.
 
     Each process embeds an interleaved share of the missing images and writes its own shards; after a
@@ -49,7 +51,12 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
             if bar:
                 bar.update(1)
 
-        for indices, vectors in iter_embeddings(adapter.embed_images, DecodeAndTransform(adapter.transform), items,
+        batches = batches or MemoryAdaptiveBatches(enabled=False)
+
+        def model_fn(pixels):
+            return batches.run(adapter.embed_images, [pixels], torch.cat)
+
+        for indices, vectors in iter_embeddings(model_fn, DecodeAndTransform(adapter.transform), items,
                                                 batch_size=batch_size, num_workers=num_workers,
                                                 device=adapter.device, dtype=dtype, on_error=failed):
             pending_keys += [keys[items[i].image_id] for i in indices]

@@ -149,6 +149,9 @@ class Runner:
             self.adapter_id = Path(options.adapter).name
         self.model_dir = Path(options.output_path) / model_dir_name(self.preset, self.adapter_id)
         self.progress = progress_factory(options.progress, self.state)
+        from focus_eval.runner.batching import MemoryAdaptiveBatches
+
+        self.batches = MemoryAdaptiveBatches(enabled=str(options.batch_size) == "auto")
         self.report = RunReport(self.model_dir)
         self.started = datetime.now(timezone.utc)
         self.timings: dict[str, float] = {}
@@ -266,7 +269,7 @@ class Runner:
         vectors, errors = embed_records(
             adapter, records, cache, state=self.state, batch_size=self.batch_size(),
             num_workers=self.num_workers(), prepared_root=prepared, progress=self.progress,
-            dtype=self.compute_dtype())
+            dtype=self.compute_dtype(), batches=self.batches)
         if not self.state.is_main_process:
             return
         text_cache: dict[tuple, np.ndarray] = {}
@@ -356,7 +359,11 @@ class Runner:
     def batch_size(self) -> int:
         bs = self.options.batch_size
         if isinstance(bs, int) or (isinstance(bs, str) and bs.isdigit()):
+            if int(bs) < 1:
+                raise FocusError(f"--batch-size must be a positive number or 'auto', got {bs!r}")
             return int(bs)
+        if bs != "auto":
+            raise FocusError(f"--batch-size must be a positive number or 'auto', got {bs!r}")
         hint = (self.preset.settings or {}).get("batch_size", {})
         kind = self.state.device.type
         default = {"cuda": 256, "cpu": 32}.get(kind, 32) if self.preset.family != "mllm" else {"cuda": 32}.get(kind, 4)

@@ -12,6 +12,7 @@ from pathlib import Path
 from torch.utils.data import DataLoader
 
 from focus_eval.results.schema import SampleLine, dumps
+from focus_eval.runner.batching import join_lists
 from focus_eval.runner.embed import process_share
 from focus_eval.runner.embed_loop import TransformDataset
 from focus_eval.runner.images import DecodeAndTransform, ImageItem, source_path
@@ -101,7 +102,9 @@ def run_prompt_units(runner, load, units) -> None:
                 if images:
                     rows = [by_id[items[i].image_id] for i in indices]
                     prompts = [[u.task.render_prompt(r) for u in todo[r.image_id]] for r in rows]
-                    answers = adapter.score_and_generate_multi(images, prompts, max_new_tokens=MAX_NEW_TOKENS)
+                    answers = runner.batches.run(
+                        lambda imgs, ps: adapter.score_and_generate_multi(imgs, ps, max_new_tokens=MAX_NEW_TOKENS),
+                        [images, prompts], join_lists)
                     for r, unit_answers in zip(rows, answers):
                         for u, answer in zip(todo[r.image_id], unit_answers):
                             pred = parse_yes_no(answer["text"])
