@@ -15,3 +15,5 @@ import sys  # noqa: E402
 _bin = os.path.dirname(sys.executable)
 if _bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
+
+from browser_support import browser  # noqa: E402,F401  (a fixture: headless Chromium for page tests)

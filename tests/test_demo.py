@@ -2,7 +2,7 @@
 
 import json
 
-from browser_support import Visit, browser  # noqa: F401  (the fixture is used by name)
+from browser_support import Visit
 
 from focus_eval.cli import main
 from focus_eval.commands.demo import DEMO_MODELS

@@ -22,7 +22,7 @@ from focus_eval.site.groups import paper_table
 from focus_eval.site.inputs import discover
 from focus_eval.site.slugs import assign_slugs
 
-from browser_support import Visit, browser  # noqa: F401  (the fixture is used by name)
+from browser_support import Visit
 
 
 # ---------------------------------------------------------------- helpers

@@ -8,13 +8,10 @@ to its real processor classes (and, for CLIP, a BPE tokenizer trained on the spo
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Callable
 
 from focus_eval.errors import FocusError
-from focus_eval.resources import cache_dir
 
 # Bump when a builder changes what it writes, so cached copies are rebuilt.
 BUILD_VERSION = 1
@@ -105,22 +102,9 @@ def ensure_tiny(name: str) -> Path:
     """The cached folder of tiny model ``name`` under ``cache_dir('tiny')``, built first if absent or stale."""
     if name not in BUILDERS:
         raise FocusError(f"unknown tiny model {name!r}; known: {sorted(BUILDERS)}")
-    folder = cache_dir("tiny") / name
-    if _current(folder, name):
-        return folder
-    # Build beside the target and move it in, so concurrent processes never read a half-written folder.
-    staging = cache_dir("tiny") / f".{name}.{os.getpid()}.tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    build_tiny(name, staging)
-    if not _current(folder, name):
-        shutil.rmtree(folder, ignore_errors=True)
-        try:
-            os.replace(staging, folder)
-        except OSError:
-            if not _current(folder, name):
-                raise
-    shutil.rmtree(staging, ignore_errors=True)
-    return folder
+    from focus_eval.adapters.tiny_cache import build_once
+
+    return build_once(name, lambda folder: build_tiny(name, folder), lambda folder: _current(folder, name))
 
 
 def _current(folder: Path, name: str) -> bool:

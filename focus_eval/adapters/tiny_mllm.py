@@ -10,13 +10,10 @@ model.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 from typing import Any, Callable
 
 from focus_eval.errors import FocusError
-from focus_eval.resources import cache_dir
 
 # Bump when anything below changes what gets written, so stale cached copies are rebuilt.
 BUILD_VERSION = 3
@@ -309,19 +306,6 @@ def ensure_tiny_mllm(name: str) -> Path:
     """The folder of tiny model ``name`` under the focus-eval cache, built on first use (a few seconds)."""
     if name not in TINY_MLLMS:
         raise FocusError(f"unknown tiny multimodal model {name!r}; known: {sorted(TINY_MLLMS)}")
-    target = cache_dir("tiny") / name
-    if _is_current(target, name):
-        return target
-    # Build beside the target and rename, so concurrent processes never see a half-written model.
-    staging = cache_dir("tiny") / f".{name}.building-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    build_tiny_mllm(name, staging)
-    if not _is_current(target, name):
-        shutil.rmtree(target, ignore_errors=True)
-        try:
-            os.rename(staging, target)
-        except OSError:
-            if not _is_current(target, name):
-                raise
-    shutil.rmtree(staging, ignore_errors=True)
-    return target
+    from focus_eval.adapters.tiny_cache import build_once
+
+    return build_once(name, lambda folder: build_tiny_mllm(name, folder), lambda folder: _is_current(folder, name))
