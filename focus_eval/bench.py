@@ -154,36 +154,6 @@ def cycle(paths: list[Path], n: int) -> list[str]:
     return [str(paths[i % len(paths)]) for i in range(n)]
 
 
-@dataclass(frozen=True)
-class DraftTransform:
-    """Worker-side decode: JPEG draft decoding near the target size, squash resize, uint8 [3, size, size].
-
-    Normalisation happens on the device (``normalize_half_range``): uint8 is a quarter of the bytes through
-    shared memory and the host-to-device copy, and the arithmetic is free on a GPU.
-    """
-
-    size: int = 224
-    draft: bool = True
-
-    def __call__(self, path: str):
-        import numpy as np
-        import torch
-        from PIL import Image
-
-        with Image.open(path) as image:
-            if self.draft and image.format == "JPEG":
-                image.draft("RGB", (self.size, self.size))
-            image = image.convert("RGB")
-        if image.size != (self.size, self.size):
-            image = image.resize((self.size, self.size), Image.Resampling.BILINEAR)
-        return torch.from_numpy(np.ascontiguousarray(np.asarray(image).transpose(2, 0, 1)))
-
-
-def normalize_half_range(pixels):
-    """uint8 pixels -> float in [-1, 1] (mean = std = 0.5, as the ViT processor does)."""
-    return pixels.float().div_(127.5).sub_(1.0)
-
-
 # ----- encoder workloads
 
 
@@ -223,14 +193,20 @@ def reference_vit(model, paths: list[str], batch: int, device, clock: Clock) -> 
 
 def ours_vit(model, paths: list[str], batch: int, workers: int, device, dtype, draft: bool,
              clock: Clock) -> Measurement:
-    """focus-eval's encoder loop: DataLoader workers decode (JPEG draft) and transform; bf16 autocast on CUDA."""
+    """focus-eval's encoder path as the runner runs it: DataLoader workers decode (JPEG draft decoding, fundus
+    crop) and resize to uint8, normalisation on the device, bf16 autocast on CUDA."""
+    from focus_eval.adapters.preprocessing import ImageTransform
     from focus_eval.runner.embed_loop import iter_embeddings
+    from focus_eval.runner.images import DecodeAndTransform, ImageItem
+
+    transform = ImageTransform(size=224, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="squash")
 
     def model_fn(pixels):
-        return model(pixel_values=normalize_half_range(pixels)).last_hidden_state[:, 0]
+        return model(pixel_values=transform.normalize(pixels)).last_hidden_state[:, 0]
 
-    def run(items):
-        for _ in iter_embeddings(model_fn, DraftTransform(224, draft), items, batch_size=batch,
+    def run(paths_):
+        items = [ImageItem(i, str(i), p, 224 if draft else None) for i, p in enumerate(paths_)]
+        for _ in iter_embeddings(model_fn, DecodeAndTransform(transform), items, batch_size=batch,
                                  num_workers=workers, device=device, dtype=dtype):
             pass
 

@@ -9,7 +9,15 @@ import pytest
 import torch
 from PIL import Image
 
-from focus_eval.bench import WORKLOADS, DraftTransform, normalize_half_range
+from focus_eval.adapters.preprocessing import ImageTransform
+from focus_eval.bench import WORKLOADS
+from focus_eval.runner.images import DecodeAndTransform, ImageItem, load_image
+
+SQUASH32 = ImageTransform(size=32, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="squash")
+
+
+def _items(paths, draft=32):
+    return [ImageItem(i, str(i), str(p), draft) for i, p in enumerate(paths)]
 from focus_eval.errors import FocusError
 from focus_eval.runner.embed_loop import iter_embeddings
 
@@ -52,20 +60,20 @@ def _jpegs(folder, n):
 
 
 def _mean_model(pixels):
-    return normalize_half_range(pixels).mean(dim=(2, 3))
+    return SQUASH32.normalize(pixels).mean(dim=(2, 3))
 
 
 @pytest.mark.parametrize("workers", [0, 2])
 def test_iter_embeddings_keeps_order_and_covers_every_item(tmp_path, workers):
     paths = _jpegs(tmp_path, 7)
     seen, rows = [], []
-    for indices, embeddings in iter_embeddings(_mean_model, DraftTransform(32), paths, batch_size=3,
-                                               num_workers=workers):
+    for indices, embeddings in iter_embeddings(_mean_model, DecodeAndTransform(SQUASH32), _items(paths),
+                                               batch_size=3, num_workers=workers):
         assert embeddings.dtype == torch.float32 and embeddings.shape == (len(indices), 3)
         seen += indices
         rows.append(embeddings)
     assert seen == list(range(7))
-    direct = torch.stack([normalize_half_range(DraftTransform(32)(p)).mean(dim=(1, 2)) for p in paths])
+    direct = torch.stack([SQUASH32(load_image(p, 32)).mean(dim=(1, 2)) for p in paths])  # one image at a time
     assert torch.allclose(torch.cat(rows), direct, atol=1e-6)
 
 
@@ -73,19 +81,25 @@ def test_iter_embeddings_reports_unreadable_items(tmp_path):
     paths = _jpegs(tmp_path, 3)
     bad = tmp_path / "broken.jpg"
     bad.write_bytes(b"not a jpeg")
-    items = [paths[0], str(bad), paths[1]]
+    items = _items([paths[0], str(bad), paths[1]])
     errors = {}
-    got = [i for idx, _ in iter_embeddings(_mean_model, DraftTransform(32), items, batch_size=2,
+    got = [i for idx, _ in iter_embeddings(_mean_model, DecodeAndTransform(SQUASH32), items, batch_size=2,
                                            on_error=errors.__setitem__) for i in idx]
-    assert got == [0, 2] and list(errors) == [1]
+    assert got == [0, 2] and list(errors) == [1] and "broken.jpg" in errors[1]
     with pytest.raises(FocusError, match="broken.jpg"):
-        list(iter_embeddings(_mean_model, DraftTransform(32), items, batch_size=2))
+        list(iter_embeddings(_mean_model, DecodeAndTransform(SQUASH32), items, batch_size=2))
 
 
-def test_draft_transform_decodes_large_jpegs_to_the_target_size(tmp_path):
+def test_worker_pixels_decode_large_jpegs_to_the_target_size(tmp_path):
     path = tmp_path / "big.jpg"
     Image.new("RGB", (2048, 1536), (200, 80, 40)).save(path, quality=90)
-    fast, full = DraftTransform(224, draft=True)(str(path)), DraftTransform(224, draft=False)(str(path))
+    transform = ImageTransform(size=224, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="squash")
+    worker = DecodeAndTransform(transform)
+    fast = worker(ImageItem(0, "a", str(path), 224))
+    full = worker(ImageItem(0, "a", str(path), None))
     assert fast.shape == full.shape == (3, 224, 224) and fast.dtype == torch.uint8
     assert (fast.int() - full.int()).abs().max() <= 6  # a flat colour survives draft decoding
-    assert normalize_half_range(fast).min() >= -1 and normalize_half_range(fast).max() <= 1
+    on_device = transform.normalize(fast)
+    assert on_device.min() >= -1 and on_device.max() <= 1
+
+

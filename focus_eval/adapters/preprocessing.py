@@ -37,14 +37,26 @@ class ImageTransform:
         return max(self.size, self.resize_to or 0)
 
     def __call__(self, image):
+        """The whole transform on the CPU: ``normalize(pixels(image))``."""
+        return self.normalize(self.pixels(image))
+
+    def pixels(self, image):
+        """The worker-side half: resize, crop or pad to uint8 [3, size, size]. uint8 is a quarter of the bytes
+        of float32 through worker shared memory and the host-to-device copy."""
         import torch
 
-        image = self.geometry(image.convert("RGB"))
-        array = np.asarray(image, dtype=np.float32) / 255.0
+        array = np.asarray(self.geometry(image.convert("RGB")), dtype=np.uint8)
         if self.resize == "longest_side_then_pad":
             array = self._pad(array)
-        array = (array - np.asarray(self.mean, np.float32)) / np.asarray(self.std, np.float32)
         return torch.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1)))
+
+    def normalize(self, pixels):
+        """The device-side half: uint8 [..., 3, H, W] -> float32 scaled to [0, 1], minus mean, over std."""
+        import torch
+
+        mean = torch.tensor(self.mean, dtype=torch.float32, device=pixels.device).view(3, 1, 1)
+        std = torch.tensor(self.std, dtype=torch.float32, device=pixels.device).view(3, 1, 1)
+        return (pixels.to(torch.float32) / 255.0 - mean) / std
 
     def geometry(self, image):
         """Resize (and crop) a PIL image per the policy; padding happens on the array afterwards."""
@@ -65,7 +77,7 @@ class ImageTransform:
 
     def _pad(self, array: np.ndarray) -> np.ndarray:
         height, width = array.shape[:2]
-        canvas = np.zeros((self.size, self.size, 3), dtype=np.float32)
+        canvas = np.zeros((self.size, self.size, 3), dtype=array.dtype)
         top, left = (0, 0) if self.pad_anchor == "top_left" else ((self.size - height) // 2, (self.size - width) // 2)
         canvas[top:top + height, left:left + width] = array
         return canvas

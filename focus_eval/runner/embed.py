@@ -54,7 +54,8 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
         batches = batches or MemoryAdaptiveBatches(enabled=False)
 
         def model_fn(pixels):
-            return batches.run(adapter.embed_images, [pixels], torch.cat)
+            # workers send uint8; scaling and mean/std happen on the adapter's device
+            return batches.run(lambda p: adapter.embed_images(adapter.transform.normalize(p)), [pixels], torch.cat)
 
         for indices, vectors in iter_embeddings(model_fn, DecodeAndTransform(adapter.transform), items,
                                                 batch_size=batch_size, num_workers=num_workers,

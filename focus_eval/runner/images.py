@@ -37,11 +37,16 @@ def load_image(path: str, draft_size: int | None):
 
 
 class DecodeAndTransform:
-    """Picklable item -> tensor (or PIL image when ``transform`` is None) for DataLoader workers."""
+    """Picklable item -> pixels for DataLoader workers: the decoded PIL image when ``transform`` is None,
+    else ``transform.pixels(image)`` (uint8; the adapter normalises on its device), or ``transform(image)``
+    for a plain callable."""
 
     def __init__(self, transform: Callable | None = None):
         self.transform = transform
 
     def __call__(self, item: ImageItem):
         image = load_image(item.path, item.draft_size)
-        return image if self.transform is None else self.transform(image)
+        if self.transform is None:
+            return image
+        worker_half = getattr(self.transform, "pixels", None)
+        return worker_half(image) if worker_half is not None else self.transform(image)
