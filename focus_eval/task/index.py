@@ -15,11 +15,13 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from focus_eval.data.registry import REAL_DATASETS
 from focus_eval.errors import FocusError
 from focus_eval.task import config as task_config
 from focus_eval.task.factory import Group, build_group, build_task
 from focus_eval.task.task import Task
 
+SYNTHETIC_WORD = "synth"  # patterns must name it to reach the synthetic datasets
 _PATTERN_CHARS = set("*?[")
 
 
@@ -128,7 +130,8 @@ class TaskIndex:
         elif item in self.tags:
             names = list(self.tags[item])
         elif _PATTERN_CHARS & set(item):
-            names = fnmatch.filter(self.names, item)
+            names = [n for n in fnmatch.filter(self.names, item)
+                     if SYNTHETIC_WORD in item or self._tasks[n].dataset in REAL_DATASETS]
             if not names:
                 raise FocusError(f"task pattern {item!r} matches no task{self._suggest(item.strip('*?[]'))}")
         else:
@@ -139,7 +142,9 @@ class TaskIndex:
         """Leaf task names for a ``--tasks`` spec: comma-separated task names, group names, tags and shell
         patterns over task names (``glaucoma_*``). Order follows the spec (groups in their listed order, tags
         and patterns sorted), duplicates removed. Proxy tasks reached through a group, tag or pattern are
-        skipped unless ``include_proxy``; a proxy task named explicitly is kept."""
+        skipped unless ``include_proxy``; a proxy task named explicitly is kept. A pattern reaches tasks on
+        the synthetic datasets only when it spells out ``synth`` (``*_synth_*``), so ``glaucoma_*`` means the
+        benchmark's glaucoma tasks."""
         items = spec.split(",") if isinstance(spec, str) else list(spec)
         items = [i.strip() for i in items if i.strip()]
         if not items:
