@@ -4,6 +4,7 @@ that restart per split (the reference implementation's train/test collision)."""
 import pytest
 from PIL import Image
 
+from focus_eval.data.common import referable_dr
 from focus_eval.data.readers import idrid
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_idrid
@@ -127,7 +128,7 @@ def test_unknown_grade_names_file_and_row(folder, layout):
 @pytest.mark.parametrize("grade, edema, label", [
     (None, 0, None), (1, None, None), (2, None, 1), (None, 1, 1), (1, 0, 0), (0, 2, 1), (None, None, None)])
 def test_referable_rule_excludes_what_it_cannot_decide(grade, edema, label):
-    assert idrid.referable(grade, edema) == label
+    assert referable_dr(grade, edema) == label
 
 
 def test_absent_dataset_names_the_expected_file(tmp_path):

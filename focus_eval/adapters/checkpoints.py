@@ -11,7 +11,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from focus_eval.errors import FocusError
 from focus_eval.resources import cache_dir
@@ -20,8 +20,10 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
 
 
 # ---------------------------------------------------------------------------------------------- sources
-def resolve_source(preset) -> tuple[str, str | None]:
-    """(local folder or hub id, revision) that ``from_pretrained`` should read for this preset."""
+def resolve_source(preset, build_tiny: Callable[[str], Path] | None = None) -> tuple[str, str | None]:
+    """(local folder or hub id, revision) that ``from_pretrained`` should read for this preset. A
+    ``tiny:<name>`` source is built offline on first use by ``build_tiny`` (default: the tiny vision and CLIP
+    models of ``focus_eval.adapters.tiny``)."""
     if preset.weights:
         raise FocusError(f"preset {preset.name!r} loads a whole model folder, not one weights file: pass "
                          f"--model-args source=DIR instead of weights=PATH")
@@ -30,9 +32,10 @@ def resolve_source(preset) -> tuple[str, str | None]:
         raise FocusError(f"preset {preset.name!r} has no source; pass --model-args source=DIR")
     source = str(source)
     if source.startswith("tiny:"):
-        from focus_eval.adapters.tiny import ensure_tiny
+        if build_tiny is None:
+            from focus_eval.adapters.tiny import ensure_tiny as build_tiny
 
-        return str(ensure_tiny(source[len("tiny:"):])), None
+        return str(build_tiny(source[len("tiny:"):])), None
     path = Path(source).expanduser()
     if path.is_dir():
         return str(path.resolve()), None

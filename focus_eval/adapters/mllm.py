@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import torch
 
+from focus_eval.adapters import checkpoints
 from focus_eval.adapters.mllm_parse import NO_WORDS, YES_WORDS, parse_yes_no, single_token_variants
 from focus_eval.adapters.mllm_prefix import greedy_continue, plan_shared_prefix, run_shared_prefix
 from focus_eval.errors import FocusError
@@ -354,27 +355,11 @@ def choose_attention(preference: str | Sequence[str] | None, device: torch.devic
     return "sdpa"
 
 
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
+def _tiny_mllm(name: str) -> Path:
+    """Build (once, offline) the tiny multimodal LLM a ``tiny:<name>`` source names."""
+    from focus_eval.adapters.tiny_mllm import ensure_tiny_mllm
 
-
-def resolve_source(preset) -> tuple[str, str | None]:
-    """(folder or hub id, revision) for a preset; ``tiny:<name>`` builds the tiny model offline on first use."""
-    if preset.weights:
-        raise FocusError(f"preset {preset.name!r} loads a whole model folder: pass --model-args source=DIR "
-                         f"instead of weights=PATH")
-    source = str(preset.source or "")
-    if not source:
-        raise FocusError(f"preset {preset.name!r} has no source; pass --model-args source=DIR")
-    if source.startswith("tiny:"):
-        from focus_eval.adapters.tiny_mllm import ensure_tiny_mllm
-
-        return str(ensure_tiny_mllm(source[len("tiny:"):])), None
-    path = Path(source).expanduser()
-    if path.is_dir():
-        return str(path.resolve()), None
-    if path.is_absolute() or source.startswith((".", "~")) or not _HUB_ID.match(source):
-        raise FocusError(f"preset {preset.name!r}: source folder {source} does not exist")
-    return source, preset.revision or None
+    return ensure_tiny_mllm(name)
 
 
 class HFMLLMAdapter(MLLMScorer):
@@ -398,7 +383,7 @@ class HFMLLMAdapter(MLLMScorer):
         # float32 on CPU: bf16 matrix products are slow there and tests compare numbers at 1e-4
         dtype = getattr(torch, preset.dtype) if device.type == "cuda" else torch.float32
         attention = choose_attention(settings.get("attn_implementation"), device)
-        source, revision = resolve_source(preset)
+        source, revision = checkpoints.resolve_source(preset, build_tiny=_tiny_mllm)
         processor_kwargs = dict(settings.get("processor") or {})
         # On a GPU the weights load straight onto it (a 27B model never passes through host memory as a whole).
         placement = {"device_map": {"": str(device)}} if device.type == "cuda" else {}

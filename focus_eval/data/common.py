@@ -1,4 +1,4 @@
-"""Shared helpers for dataset readers: finding label files, reading tables, matching columns and files,
+"""Shared helpers for dataset readers: finding label files, reading tables, matching columns and image files,
 and mapping per-dataset codes (sex, age, quality) to harmonized values without ever guessing."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from focus_eval.data.records import Skipped
 from focus_eval.errors import DataError
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp"}
@@ -36,37 +37,45 @@ def clean_cell(value: object) -> str | None:
 def find_files(folder: Path, names: Sequence[str]) -> list[Path]:
     """All files under ``folder`` (any depth) whose name matches one of ``names`` case-insensitively,
     sorted by depth then path so that the shallowest candidate comes first."""
-    wanted = {n.lower() for n in names}
-    found = []
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames.sort()
-        for f in filenames:
-            if f.lower() in wanted:
-                found.append(Path(dirpath) / f)
-    found.sort(key=lambda p: (len(p.relative_to(folder).parts), str(p)))
-    return found
+    return _find_named(folder, names, folders=False)
 
 
 def find_one(folder: Path, names: Sequence[str], what: str) -> Path:
     """The first file named one of ``names`` under ``folder``; a DataError naming the expected path if none."""
+    return _find_some(folder, names, what)[0]
+
+
+def find_label_file(folder: Path, names: Sequence[str], what: str, warnings: list[str]) -> Path:
+    """The label file ``find_one`` picks; when a copy of it lies elsewhere under ``folder`` too, a warning in
+    ``warnings`` names the one read and the ones left unread (copies can differ, and only one is read)."""
+    found = _find_some(folder, names, what)
+    if len(found) > 1:
+        unread = ", ".join(str(p) for p in found[1:])
+        warnings.append(f"{len(found)} copies of {names[0]} found; reading {found[0]}, not {unread}")
+    return found[0]
+
+
+def _find_some(folder: Path, names: Sequence[str], what: str) -> list[Path]:
     if not folder.is_dir():
         raise DataError(f"dataset folder not found; expected {what} under it", file=str(folder))
     found = find_files(folder, names)
     if not found:
         alternatives = " or ".join(names)
         raise DataError(f"no {what} found; expected {alternatives} somewhere under {folder}", file=str(folder))
-    return found[0]
+    return found
 
 
 def find_dirs(folder: Path, names: Sequence[str]) -> list[Path]:
     """All folders under ``folder`` whose name matches one of ``names`` case-insensitively, shallowest first."""
+    return _find_named(folder, names, folders=True)
+
+
+def _find_named(folder: Path, names: Sequence[str], folders: bool) -> list[Path]:
     wanted = {n.lower() for n in names}
     found = []
-    for dirpath, dirnames, _ in os.walk(folder):
+    for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
-        for d in dirnames:
-            if d.lower() in wanted:
-                found.append(Path(dirpath) / d)
+        found += [Path(dirpath) / name for name in (dirnames if folders else filenames) if name.lower() in wanted]
     found.sort(key=lambda p: (len(p.relative_to(folder).parts), str(p)))
     return found
 
@@ -127,6 +136,66 @@ def file_index(folder: Path, recursive: bool = False) -> dict[str, Path]:
         if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES:
             index.setdefault(p.name.lower(), p)
     return index
+
+
+class ImageMatcher:
+    """The image files of one folder matched to the names one label file lists: names match in any case,
+    each name may be listed once, a matched path must stay inside the dataset folder, and a missing or
+    empty file skips its row (with the reason) instead of failing the load."""
+
+    def __init__(self, root: Path, label_file: Path, image_dir: Path, recursive: bool = False):
+        self.root = Path(root)
+        self.label_file = Path(label_file)
+        self.image_dir = Path(image_dir)
+        self.images = file_index(self.image_dir, recursive=recursive)
+        self.listed: dict[str, int | None] = {}  # lower-cased name -> the row that listed it
+        self.missing = 0  # rows skipped because their file is absent
+
+    def claim(self, name: str, row: int | None) -> None:
+        """Note that ``row`` lists ``name``; a second row listing the same name (in any case) is a DataError,
+        since one image would be counted twice."""
+        key = name.lower()
+        if key in self.listed:
+            raise DataError(f"image {name!r} is listed twice (rows {self.listed[key]} and {row})",
+                            file=str(self.label_file), row=row)
+        self.listed[key] = row
+
+    def claim_cell(self, row: dict, column: str) -> str:
+        """The image name in ``column`` of a label row, claimed for that row; an empty cell is a DataError."""
+        name = row[column]
+        if name is None:
+            raise DataError(f"empty {column!r} cell", file=str(self.label_file), row=row["__row__"])
+        self.claim(name, row["__row__"])
+        return name
+
+    def find(self, name: str, row: int | None, image_id: str, missing: str) -> Path | Skipped:
+        """The file ``name`` (any case) resolved inside the dataset folder, or a Skipped row with the reason
+        ``missing`` when the folder has no such file."""
+        path = self.images.get(name.lower())
+        if path is None:
+            self.missing += 1
+            return Skipped(str(self.label_file), row, image_id, missing)
+        return safe_path(self.root, path, self.label_file, row)
+
+    def match(self, name: str, row: int | None, image_id: str, missing: str) -> Path | Skipped:
+        """``find``, and a Skipped row when the file is empty as well."""
+        path = self.find(name, row, image_id, missing)
+        return path if isinstance(path, Skipped) else non_empty(path, self.label_file, row, image_id)
+
+    def unlabelled_warnings(self) -> list[str]:
+        """A warning when image files of the folder are listed in no row (those images are not read)."""
+        unlabelled = sorted(set(self.images) - set(self.listed))
+        if not unlabelled:
+            return []
+        return [f"{len(unlabelled)} image files in {self.image_dir} have no row in {self.label_file.name} "
+                f"(e.g. {self.images[unlabelled[0]].name})"]
+
+
+def non_empty(path: Path, file: Path, row: int | None, image_id: str) -> Path | Skipped:
+    """``path``, or a Skipped row of ``file`` when the image file is empty (a broken download or copy)."""
+    if path.stat().st_size == 0:
+        return Skipped(str(file), row, image_id, f"image file {path} is empty")
+    return path
 
 
 def with_extension(name: str, default: str = ".jpg") -> str:
@@ -198,6 +267,16 @@ def parse_age(value: str | None, file: Path, row: int | None, column: str) -> fl
     except ValueError:
         raise DataError(f"column {column!r}: age {value!r} is not a number", file=str(file), row=row) from None
     return age
+
+
+def referable_dr(grade: int | None, edema: int | None) -> int | None:
+    """Referable DR from an ICDR grade and a macular-edema value (0 = none): grade >= 2 or any edema. None
+    when a missing value could change the answer."""
+    if (grade is not None and grade >= 2) or (edema is not None and edema >= 1):
+        return 1
+    if grade is None or edema is None:
+        return None
+    return 0
 
 
 def implausible_ages(records, low: float = 18.0, high: float = 100.0) -> list[str]:

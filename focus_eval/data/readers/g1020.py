@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (documented_count_warnings, file_index, find_files, find_one, map_code,
-                                    read_csv_rows, resolve_columns, safe_path)
+from focus_eval.data.common import (ImageMatcher, documented_count_warnings, find_label_file, map_code,
+                                    read_csv_rows, resolve_columns)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -30,28 +30,21 @@ DOCUMENTED_COUNTS = {"n": 1020, "glaucoma_pos": 296, "glaucoma_neg": 724}  # dif
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    labels = find_one(folder, LABEL_FILES, "G1020 label file")
-    warnings = [f"another {p.name} at {p} is not read; using {labels}" for p in find_files(folder, LABEL_FILES)[1:]]
+    warnings: list[str] = []
+    labels = find_label_file(folder, LABEL_FILES, "G1020 label file", warnings)
     image_dir = _image_dir(labels)
-    images = file_index(image_dir)
+    images = ImageMatcher(folder, labels, image_dir)
     headers, rows = read_csv_rows(labels)
     columns = resolve_columns(headers, ALIASES, labels)
-    records, skipped, seen = [], [], {}
+    records, skipped = [], []
     for row in rows:
         line = row["__row__"]
-        name = row[columns["image"]]
-        if name is None:
-            raise DataError(f"empty {columns['image']!r} cell", file=str(labels), row=line)
-        if name.lower() in seen:
-            raise DataError(f"image {name!r} is listed twice (rows {seen[name.lower()]} and {line})",
-                            file=str(labels), row=line)
-        seen[name.lower()] = line
+        name = images.claim_cell(row, columns["image"])
         glaucoma = map_code(row[columns["glaucoma"]], _BINARY, labels, line, columns["glaucoma"])
-        path = images.get(name.lower())
-        if path is None:
-            skipped.append(Skipped(str(labels), line, name, f"image file missing under {image_dir}"))
+        path = images.find(name, line, name, f"image file missing under {image_dir}")
+        if isinstance(path, Skipped):
+            skipped.append(path)
             continue
-        path = safe_path(folder, path, labels, line)
         records.append(ImageRecord(dataset="g1020", image_id=name, patient_id=name, path=path,
                                    relpath=path.relative_to(folder.resolve()).as_posix(), glaucoma=glaucoma))
     warnings += documented_count_warnings("g1020", records, TARGETS, DOCUMENTED_COUNTS)

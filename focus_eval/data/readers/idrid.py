@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (clean_id, count_warnings, file_index, find_dir_near, find_files,
-                                    label_counts, parse_grade, read_csv_rows, relative_to, resolve_columns,
-                                    safe_path, with_extension)
+from focus_eval.data.common import (ImageMatcher, clean_id, count_warnings, find_dir_near, find_label_file,
+                                    label_counts, parse_grade, read_csv_rows, referable_dr, relative_to,
+                                    resolve_columns, with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -47,7 +47,8 @@ def read(folder: Path) -> DatasetLoad:
     load = DatasetLoad(name=NAME, root=folder, records=[])
     label_files = {}
     for split, (label_names, image_dir_names) in SPLITS.items():
-        label_file = _label_file(folder, label_names, load.warnings)
+        label_file = find_label_file(folder, label_names, f"IDRiD {split} label file "
+                                     f"({EXPECTED_PATH.format(label_names[0])})", load.warnings)
         image_dir = find_dir_near(label_file, folder, image_dir_names)
         if image_dir is None:
             raise DataError(f"no image folder {image_dir_names[0]!r} found in the 'B. Disease Grading' folder "
@@ -61,45 +62,19 @@ def read(folder: Path) -> DatasetLoad:
     return load
 
 
-def referable(grade: int | None, edema: int | None) -> int | None:
-    """ICDR >= 2 or any macular-edema risk; excluded (None) when a missing value could change the answer."""
-    if (grade is not None and grade >= 2) or (edema is not None and edema >= 1):
-        return 1
-    if grade is None or edema is None:
-        return None
-    return 0
-
-
-def _label_file(folder: Path, names: tuple[str, ...], warnings: list[str]) -> Path:
-    found = find_files(folder, names)
-    if not found:
-        raise DataError(f"label file not found; expected {EXPECTED_PATH.format(names[0])!r} somewhere under "
-                        f"{folder}", file=str(folder))
-    if len(found) > 1:
-        warnings.append(f"{len(found)} copies of {names[0]} found; reading {found[0]}")
-    return found[0]
-
-
 def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, load: DatasetLoad) -> None:
     headers, rows = read_csv_rows(label_file)
     columns = resolve_columns(headers, COLUMNS, label_file)
-    images = file_index(image_dir)
-    used: set[str] = set()
+    images = ImageMatcher(folder, label_file, image_dir)
     for row in rows:
         line = row["__row__"]
         source_name = clean_id(row[columns["image"]], label_file, line, columns["image"])
         name = with_extension(source_name, ".jpg")
         image_id = f"{split}/{Path(name).stem}"
-        if name.lower() in used:
-            raise DataError(f"image {source_name!r} listed twice in one split", file=str(label_file), row=line)
-        used.add(name.lower())
-        if name.lower() not in images:
-            load.skipped.append(Skipped(str(label_file), line, image_id,
-                                        f"image file {name} not found in {image_dir}"))
-            continue
-        path = safe_path(folder, images[name.lower()], label_file, line)
-        if path.stat().st_size == 0:
-            load.skipped.append(Skipped(str(label_file), line, image_id, f"image file {path} is empty"))
+        images.claim(name, line)
+        path = images.match(name, line, image_id, f"image file {name} not found in {image_dir}")
+        if isinstance(path, Skipped):
+            load.skipped.append(path)
             continue
         grade = parse_grade(row[columns["grade"]], ICDR_GRADES, label_file, line, columns["grade"])
         edema = parse_grade(row[columns["edema"]], EDEMA_RISKS, label_file, line, columns["edema"])
@@ -107,10 +82,7 @@ def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, loa
             dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
             relpath=relative_to(folder, path), split=split,
             dr=None if grade is None else int(grade >= 1),
-            referable_dr=referable(grade, edema),
+            referable_dr=referable_dr(grade, edema),
             extra={"retinopathy_grade": grade, "macular_edema_risk": edema},
         ))
-    unlabelled = sorted(set(images) - used)
-    if unlabelled:
-        load.warnings.append(f"{len(unlabelled)} image files in {image_dir} have no row in {label_file.name} "
-                             f"(e.g. {images[unlabelled[0]].name})")
+    load.warnings.extend(images.unlabelled_warnings())

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from focus_eval.data.common import (IMAGE_SUFFIXES, documented_count_warnings, file_index, find_dirs, find_files,
-                                    find_one, map_code, parse_grade, read_csv_rows, resolve_columns, safe_path)
+from focus_eval.data.common import (IMAGE_SUFFIXES, ImageMatcher, documented_count_warnings, find_dirs, find_files,
+                                    find_one, map_code, parse_grade, read_csv_rows, referable_dr, resolve_columns)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -52,7 +52,7 @@ def read(folder: Path) -> DatasetLoad:
     headers, rows = read_csv_rows(labels)
     columns = resolve_columns(headers, ALIASES, labels, optional=("gradable",))
     image_dir = _image_dir(folder)
-    images = file_index(image_dir)
+    images = ImageMatcher(folder, labels, image_dir)
     warnings: list[str] = []
     pairing = find_files(folder, PAIRING_FILES)
     if pairing:
@@ -61,24 +61,18 @@ def read(folder: Path) -> DatasetLoad:
         exams = {}
         warnings.append(f"no {PAIRING_FILES[0]} (ADCIS exam pairing) under {folder}: each image is its own group, "
                         "so the two eyes of one exam may fall into different splits")
-    records, skipped, seen, unpaired = [], [], {}, 0
+    records, skipped, unpaired = [], [], 0
     for row in rows:
         line = row["__row__"]
-        name = row[columns["image"]]
-        if name is None:
-            raise DataError(f"empty {columns['image']!r} cell", file=str(labels), row=line)
-        if name.lower() in seen:
-            raise DataError(f"image {name!r} is listed twice (rows {seen[name.lower()]} and {line})",
-                            file=str(labels), row=line)
-        seen[name.lower()] = line
+        name = images.claim_cell(row, columns["image"])
         if "gradable" in columns:
             gradable = map_code(row[columns["gradable"]], _BINARY, labels, line, columns["gradable"])
             if gradable == 0:
                 skipped.append(Skipped(str(labels), line, name, "adjudicated_gradable == 0 (ungradable)"))
                 continue
-        path = images.get(name.lower())
-        if path is None:
-            skipped.append(Skipped(str(labels), line, name, f"image file missing under {image_dir}"))
+        path = images.find(name, line, name, f"image file missing under {image_dir}")
+        if isinstance(path, Skipped):
+            skipped.append(path)
             continue
         exam = exams.get(name.lower())
         unpaired += bool(pairing) and exam is None
@@ -99,20 +93,11 @@ def _record(folder: Path, labels: Path, row: dict, columns: dict, name: str, pat
     line = row["__row__"]
     grade = parse_grade(row[columns["grade"]], range(5), labels, line, columns["grade"])
     dme = map_code(row[columns["dme"]], _BINARY, labels, line, columns["dme"])
-    path = safe_path(folder, path, labels, line)
     return ImageRecord(
         dataset="messidor2", image_id=name, patient_id=exam or name, path=path,
         relpath=path.relative_to(folder.resolve()).as_posix(),
-        dr=None if grade is None else int(grade >= 1), referable_dr=_referable(grade, dme),
+        dr=None if grade is None else int(grade >= 1), referable_dr=referable_dr(grade, dme),
         extra={"adjudicated_dr_grade": grade, "adjudicated_dme": dme, "exam": exam})
-
-
-def _referable(grade: int | None, dme: int | None) -> int | None:
-    if (grade is not None and grade >= 2) or dme == 1:
-        return 1
-    if grade is None or dme is None:
-        return None
-    return 0
 
 
 def _image_dir(folder: Path) -> Path:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from focus_eval.data.common import (clean_cell, clean_header, clean_id, count_warnings, file_index,
-                                    find_dirs, find_files, label_counts, parse_grade, read_xlsx_rows, relative_to,
-                                    resolve_columns, safe_path, with_extension)
+from focus_eval.data.common import (ImageMatcher, clean_cell, clean_header, clean_id, count_warnings, file_index,
+                                    find_dirs, find_files, label_counts, non_empty, parse_grade, read_xlsx_rows,
+                                    relative_to, resolve_columns, safe_path, with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -71,39 +71,41 @@ def _read_official(folder: Path, train_dir: Path, load: DatasetLoad) -> None:
         if not found:
             raise DataError(f"class folder {class_name!r} not found in {train_dir}", file=str(train_dir))
         for path in file_index(found[0]).values():
-            _add(load, folder, "train", path, label, {"class_folder": class_name}, found[0], None)
+            image_id = f"train/{path.stem}"
+            image = non_empty(safe_path(folder, path, found[0], None), found[0], None, image_id)
+            _add(load, folder, "train", image_id, image, label, {"class_folder": class_name})
     for split, spec in GT_SPLITS.items():
         image_dirs = find_dirs(folder, spec["folders"])
         if not image_dirs:
             raise DataError(f"{split} image folder {spec['folders'][0]!r} not found anywhere under {folder}",
                             file=str(folder))
-        images = file_index(image_dirs[0], recursive=True)
         workbook = find_files(folder, [spec["workbook"]])
         if not workbook:
-            _missing_labels(load, folder, split, images, f"{spec['gt_folder']}/{spec['workbook']}")
+            _missing_labels(load, folder, split, file_index(image_dirs[0], recursive=True),
+                            f"{spec['gt_folder']}/{spec['workbook']}")
             continue
         label_files[split] = relative_to(folder, workbook[0])
-        _read_workbook(load, folder, split, workbook[0], spec["label"], images)
+        images = ImageMatcher(folder, workbook[0], image_dirs[0], recursive=True)
+        _read_workbook(load, split, spec["label"], images)
     _set_label_files(load, label_files)
 
 
-def _read_workbook(load: DatasetLoad, folder: Path, split: str, workbook: Path, label_names: tuple[str, ...],
-                   images: dict[str, Path]) -> None:
+def _read_workbook(load: DatasetLoad, split: str, label_names: tuple[str, ...], images: ImageMatcher) -> None:
+    """The rows of a ground-truth workbook (``images.label_file``) matched to the split's image files."""
+    workbook = images.label_file
     headers, rows = read_xlsx_rows(workbook)
     columns = resolve_columns(headers, {**WORKBOOK_COLUMNS, "label": label_names}, workbook)
-    used: set[str] = set()
     for row in rows:
         line = row["__row__"]
         source_name = clean_id(row[columns["image"]], workbook, line, columns["image"])
         name = with_extension(source_name, ".jpg")
-        if name.lower() in used:
-            raise DataError(f"image {source_name!r} listed twice", file=str(workbook), row=line)
-        used.add(name.lower())
+        images.claim(name, line)
         label = parse_grade(row[columns["label"]], (0, 1), workbook, line, columns["label"])
         extra = {k: v for k, v in row.items() if k not in ("__row__", columns["label"]) and v is not None}
-        _add(load, folder, split, images.get(name.lower()), label, extra, workbook, line,
-             image_id=f"{split}/{Path(name).stem}", name=name)
-    _warn_unlabelled(load, images, used, workbook)
+        image_id = f"{split}/{Path(name).stem}"
+        image = images.match(name, line, image_id, f"image file {name} not found for split {split}")
+        _add(load, images.root, split, image_id, image, label, extra)
+    load.warnings.extend(images.unlabelled_warnings())
 
 
 def _missing_labels(load: DatasetLoad, folder: Path, split: str, images: dict[str, Path], expected: str) -> None:
@@ -135,25 +137,25 @@ def _read_kaggle(folder: Path, indexes: dict[str, Path], load: DatasetLoad) -> N
         image_dirs = [p for p in index.parent.iterdir() if p.is_dir() and p.name.lower() == "images"]
         if not image_dirs:
             raise DataError(f"no Images/ folder next to {index.name}", file=str(index))
-        images = file_index(image_dirs[0])
         entries = _index_entries(index)
         if split == "test" and not _has_labels(entries):
-            label_files[split] = _kaggle_test_labels(load, folder, index, images)
+            label_files[split] = _kaggle_test_labels(load, folder, index, image_dirs[0])
             continue
         label_files[split] = relative_to(folder, index)
-        _read_index(load, folder, split, index, entries, images)
+        _read_index(load, split, entries, ImageMatcher(folder, index, image_dirs[0]))
     _set_label_files(load, label_files)
 
 
-def _kaggle_test_labels(load: DatasetLoad, folder: Path, index: Path, images: dict[str, Path]) -> str | None:
+def _kaggle_test_labels(load: DatasetLoad, folder: Path, index: Path, image_dir: Path) -> str | None:
     """The bundle's test index has no labels; the official test ground truth has them, so read it when the
     user has placed it in the dataset folder, and otherwise skip the test images and say why."""
     spec = GT_SPLITS["test"]
     workbook = find_files(folder, [spec["workbook"]])
     if workbook:
         load.warnings.append(f"REFUGE test labels: {index} has none; reading the official {workbook[0].name}")
-        _read_workbook(load, folder, "test", workbook[0], spec["label"], images)
+        _read_workbook(load, "test", spec["label"], ImageMatcher(folder, workbook[0], image_dir))
         return relative_to(folder, workbook[0])
+    images = file_index(image_dir)
     for path in images.values():
         load.skipped.append(Skipped(str(index), None, f"test/{path.stem}",
                                     f"no glaucoma label: {index.name} of the Kaggle bundle has no Label field"))
@@ -204,17 +206,15 @@ def _has_labels(entries: list[tuple[int | None, dict]]) -> bool:
     return any(clean_cell(entry.get(KAGGLE_FIELDS["label"])) is not None for _, entry in entries)
 
 
-def _read_index(load: DatasetLoad, folder: Path, split: str, index: Path, entries: list[tuple[int | None, dict]],
-                images: dict[str, Path]) -> None:
-    used: set[str] = set()
+def _read_index(load: DatasetLoad, split: str, entries: list[tuple[int | None, dict]], images: ImageMatcher) -> None:
+    """The records of a Kaggle index.json (``images.label_file``) matched to the split's image files."""
+    index = images.label_file
     for position, entry in entries:
         source_name = clean_cell(entry.get(KAGGLE_FIELDS["image"]))
         if source_name is None:
             raise DataError(f"record {position} has no ImgName", file=str(index))
         name = with_extension(source_name, ".jpg")
-        if name.lower() in used:
-            raise DataError(f"image {source_name!r} listed twice (record {position})", file=str(index))
-        used.add(name.lower())
+        images.claim(name, position)
         image_id = f"{split}/{Path(name).stem}"
         raw_label = clean_cell(entry.get(KAGGLE_FIELDS["label"]))
         if raw_label is None:
@@ -222,35 +222,24 @@ def _read_index(load: DatasetLoad, folder: Path, split: str, index: Path, entrie
             continue
         label = parse_grade(raw_label, (0, 1), index, position, "Label")
         extra = {k: v for k, v in entry.items() if k not in KAGGLE_FIELDS.values() and v is not None}
-        _add(load, folder, split, images.get(name.lower()), label, extra, index, position,
-             image_id=image_id, name=name)
-    _warn_unlabelled(load, images, used, index)
+        image = images.match(name, position, image_id, f"image file {name} not found for split {split}")
+        _add(load, images.root, split, image_id, image, label, extra)
+    load.warnings.extend(images.unlabelled_warnings())
 
 
 # ---- shared ----
 
-def _add(load: DatasetLoad, folder: Path, split: str, path: Path | None, label: int | None, extra: dict,
-         source: Path, row: int | None, image_id: str | None = None, name: str | None = None) -> None:
-    image_id = image_id or f"{split}/{path.stem}"
-    if path is None:
-        load.skipped.append(Skipped(str(source), row, image_id, f"image file {name} not found for split {split}"))
+def _add(load: DatasetLoad, folder: Path, split: str, image_id: str, image: Path | Skipped, label: int | None,
+         extra: dict) -> None:
+    """A record for a usable image file; the skipped row otherwise."""
+    if isinstance(image, Skipped):
+        load.skipped.append(image)
         return
-    path = safe_path(folder, path, source, row)
-    if path.stat().st_size == 0:
-        load.skipped.append(Skipped(str(source), row, image_id, f"image file {path} is empty"))
-        return
-    load.records.append(ImageRecord(dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
-                                    relpath=relative_to(folder, path), split=split, glaucoma=label,
+    load.records.append(ImageRecord(dataset=NAME, image_id=image_id, patient_id=image_id, path=image,
+                                    relpath=relative_to(folder, image), split=split, glaucoma=label,
                                     extra=extra))
 
 
 def _set_label_files(load: DatasetLoad, label_files: dict[str, str | None]) -> None:
     load.metadata["label_files"] = label_files
     load.metadata["label_file"] = ", ".join(f for f in label_files.values() if f)
-
-
-def _warn_unlabelled(load: DatasetLoad, images: dict[str, Path], used: set[str], source: Path) -> None:
-    unlabelled = sorted(set(images) - used)
-    if unlabelled:
-        load.warnings.append(f"{len(unlabelled)} images have no row in {source.name} "
-                             f"(e.g. {images[unlabelled[0]].name})")

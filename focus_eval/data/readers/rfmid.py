@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (clean_id, count_warnings, file_index, find_dir_near, find_files,
-                                    label_counts, parse_grade, read_csv_rows, relative_to, resolve_columns,
-                                    safe_path, with_extension)
+from focus_eval.data.common import (ImageMatcher, clean_id, count_warnings, find_dir_near, find_files,
+                                    find_label_file, label_counts, parse_grade, read_csv_rows, relative_to,
+                                    resolve_columns, with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -51,7 +51,7 @@ def read(folder: Path) -> DatasetLoad:
     load = DatasetLoad(name=NAME, root=folder, records=[], warnings=warnings)
     label_files = {}
     for split, (label_names, image_dir_names) in LAYOUTS[layout].items():
-        label_file = _label_file(folder, label_names, load.warnings)
+        label_file = find_label_file(folder, label_names, f"RFMiD {split} label file", load.warnings)
         image_dir = find_dir_near(label_file, folder, image_dir_names)
         if image_dir is None:
             raise DataError(f"no image folder {image_dir_names[0]!r} found next to the {split} label file",
@@ -88,35 +88,19 @@ def _detect_layout(folder: Path) -> tuple[str, list[str]]:
     return present[0], warnings
 
 
-def _label_file(folder: Path, names: tuple[str, ...], warnings: list[str]) -> Path:
-    found = find_files(folder, names)
-    if not found:
-        raise DataError(f"label file {names[0]!r} not found anywhere under {folder}", file=str(folder))
-    if len(found) > 1:
-        warnings.append(f"{len(found)} copies of {names[0]} found; reading {found[0]}")
-    return found[0]
-
-
 def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, load: DatasetLoad) -> None:
     headers, rows = read_csv_rows(label_file)
     columns = resolve_columns(headers, COLUMNS, label_file)
-    images = file_index(image_dir)
-    used: set[str] = set()
+    images = ImageMatcher(folder, label_file, image_dir)
     for row in rows:
         line = row["__row__"]
         source_id = clean_id(row[columns["id"]], label_file, line, columns["id"])
         image_id = f"{split}/{source_id}"
         name = with_extension(source_id, ".png")
-        if name.lower() in used:
-            raise DataError(f"image {source_id!r} listed twice in one split", file=str(label_file), row=line)
-        used.add(name.lower())
-        if name.lower() not in images:
-            load.skipped.append(Skipped(str(label_file), line, image_id,
-                                        f"image file {name} not found in {image_dir}"))
-            continue
-        path = safe_path(folder, images[name.lower()], label_file, line)
-        if path.stat().st_size == 0:
-            load.skipped.append(Skipped(str(label_file), line, image_id, f"image file {path} is empty"))
+        images.claim(name, line)
+        path = images.match(name, line, image_id, f"image file {name} not found in {image_dir}")
+        if isinstance(path, Skipped):
+            load.skipped.append(path)
             continue
         load.records.append(ImageRecord(
             dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
@@ -126,7 +110,4 @@ def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, loa
                                      columns["referable_dr"]),
             extra={k: v for k, v in row.items() if k != "__row__" and v is not None},
         ))
-    unlabelled = sorted(set(images) - used)
-    if unlabelled:
-        load.warnings.append(f"{len(unlabelled)} image files in {image_dir} have no row in {label_file.name} "
-                             f"(e.g. {images[unlabelled[0]].name})")
+    load.warnings.extend(images.unlabelled_warnings())

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (clean_id, count_warnings, file_index, find_files, label_counts,
-                                    parse_grade, read_csv_rows, relative_to, resolve_columns, safe_path,
-                                    with_extension)
+from focus_eval.data.common import (ImageMatcher, clean_id, count_warnings, find_label_file, label_counts,
+                                    parse_grade, read_csv_rows, relative_to, resolve_columns, with_extension)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -25,6 +24,7 @@ LABEL_FILES = {
     "val": "RFMiD_2_Validation_labels.csv",
     "test": "RFMiD_2_Testing_labels.csv",
 }
+LABEL_FILE_WHAT = "RFMiD 2.0 label file (e.g. Training_set/RFMiD_2_Training_labels.csv)"
 COLUMNS = {
     "id": ("ID",),
     "dr": ("DR",),
@@ -47,7 +47,7 @@ def read(folder: Path) -> DatasetLoad:
     load = DatasetLoad(name=NAME, root=folder, records=[])
     label_files, proxy_columns = {}, set()
     for split, name in LABEL_FILES.items():
-        label_file = _label_file(folder, name, load.warnings)
+        label_file = find_label_file(folder, [name], LABEL_FILE_WHAT, load.warnings)
         label_files[split] = relative_to(folder, label_file)
         proxy_columns.add(_read_split(folder, split, label_file, load))
     if len(proxy_columns) > 1:
@@ -66,40 +66,22 @@ def read(folder: Path) -> DatasetLoad:
     return load
 
 
-def _label_file(folder: Path, name: str, warnings: list[str]) -> Path:
-    found = find_files(folder, [name])
-    if not found:
-        raise DataError(f"label file {name!r} not found anywhere under {folder} (expected e.g. "
-                        f"Training_set/RFMiD_2_Training_labels.csv)", file=str(folder))
-    if len(found) > 1:
-        warnings.append(f"{len(found)} copies of {name} found; reading {found[0]}")
-    return found[0]
-
-
 def _read_split(folder: Path, split: str, label_file: Path, load: DatasetLoad) -> str:
     """Read one split's label file and the images beside it; returns the proxy column used."""
     headers, rows = read_csv_rows(label_file, encoding=ENCODING)
     columns = resolve_columns(headers, COLUMNS, label_file)
     image_dir = label_file.parent
-    images = file_index(image_dir)
-    used: set[str] = set()
-    missing = 0
+    images = ImageMatcher(folder, label_file, image_dir)
     for row in rows:
         line = row["__row__"]
         source_id = clean_id(row[columns["id"]], label_file, line, columns["id"])
         image_id = f"{split}/{source_id}"
         name = with_extension(source_id, ".jpg")
-        if name.lower() in used:
-            raise DataError(f"image {source_id!r} listed twice in one split", file=str(label_file), row=line)
-        used.add(name.lower())
-        if name.lower() not in images:
-            missing += 1
-            load.skipped.append(Skipped(str(label_file), line, image_id,
-                                        f"label row has no image: {name} (any case) not found in {image_dir}"))
-            continue
-        path = safe_path(folder, images[name.lower()], label_file, line)
-        if path.stat().st_size == 0:
-            load.skipped.append(Skipped(str(label_file), line, image_id, f"image file {path} is empty"))
+        images.claim(name, line)
+        path = images.match(name, line, image_id,
+                            f"label row has no image: {name} (any case) not found in {image_dir}")
+        if isinstance(path, Skipped):
+            load.skipped.append(path)
             continue
         load.records.append(ImageRecord(
             dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
@@ -109,12 +91,9 @@ def _read_split(folder: Path, split: str, label_file: Path, load: DatasetLoad) -
                                      columns["referable_dr"]),
             extra=_extra(row),
         ))
-    if missing:
-        load.warnings.append(f"{label_file.name}: {missing} label rows have no image file and were skipped")
-    unlabelled = sorted(set(images) - used)
-    if unlabelled:
-        load.warnings.append(f"{len(unlabelled)} image files in {image_dir} have no row in {label_file.name} "
-                             f"(e.g. {images[unlabelled[0]].name})")
+    if images.missing:
+        load.warnings.append(f"{label_file.name}: {images.missing} label rows have no image file and were skipped")
+    load.warnings.extend(images.unlabelled_warnings())
     return columns["referable_dr"]
 
 

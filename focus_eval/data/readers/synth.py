@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from focus_eval.data.common import (file_index, find_one, map_code, parse_age, parse_grade, parse_number,
-                                    read_csv_rows, resolve_columns, safe_path)
+from focus_eval.data.common import (ImageMatcher, find_one, map_code, parse_age, parse_grade, parse_number,
+                                    read_csv_rows, referable_dr, resolve_columns)
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -60,16 +60,16 @@ def read(folder: Path) -> DatasetLoad:
     labels = find_one(folder, [LABELS_FILE], "synthetic label file")
     headers, rows = read_csv_rows(labels)
     columns = resolve_columns(headers, {c: (c,) for c in COLUMNS}, labels)
-    images = file_index(labels.parent / IMAGES_DIR)
+    images = ImageMatcher(folder, labels, labels.parent / IMAGES_DIR)
     records, skipped = [], []
     for row in rows:
         line = row["__row__"]
         image_name = row[columns["image"]]
         if image_name is None:
             raise DataError("empty 'image' cell", file=str(labels), row=line)
-        path = images.get(image_name.lower())
-        if path is None:
-            skipped.append(Skipped(str(labels), line, image_name, f"image file missing under {IMAGES_DIR}/"))
+        path = images.find(image_name, line, image_name, f"image file missing under {IMAGES_DIR}/")
+        if isinstance(path, Skipped):
+            skipped.append(path)
             continue
         records.append(_record(name, folder, labels, row, columns, path))
     return DatasetLoad(name=name, root=folder, records=records, skipped=skipped,
@@ -84,12 +84,11 @@ def _record(name: str, folder: Path, labels: Path, row: dict, columns: dict, pat
     patient = cell("patient")
     if patient is None:
         raise DataError("empty 'patient' cell", file=str(labels), row=line)
-    path = safe_path(folder, path, labels, line)
     return ImageRecord(
         dataset=name, image_id=Path(cell("image")).stem, patient_id=patient, path=path,
         relpath=path.relative_to(folder.resolve()).as_posix(),
         dr=None if icdr is None else int(icdr >= 1),
-        referable_dr=_referable(icdr, dme),
+        referable_dr=referable_dr(icdr, dme),
         glaucoma=map_code(cell("glaucoma"), _BINARY, labels, line, "glaucoma"),
         age=parse_age(cell("age"), labels, line, "age"),
         sex=map_code(cell("sex"), _SEXES, labels, line, "sex"),
@@ -103,11 +102,3 @@ def _number(value: str | None, labels: Path, line: int, column: str) -> float | 
         return parse_number(value)
     except ValueError:
         raise DataError(f"column {column!r}: {value!r} is not a number", file=str(labels), row=line) from None
-
-
-def _referable(icdr: int | None, dme: int | None) -> int | None:
-    if (icdr is not None and icdr >= 2) or dme == 1:
-        return 1
-    if icdr is None or dme is None:
-        return None
-    return 0
