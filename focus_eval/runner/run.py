@@ -191,6 +191,10 @@ class Runner:
             kwargs: dict[str, Any] = {"trust_remote_code": self.options.trust_remote_code}
             if self.options.adapter:
                 kwargs["adapter_dir"] = self.options.adapter
+            if not self.options.progress:
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()  # its weight-loading bars too
             t0 = time.perf_counter()
             self.adapter = load_adapter(self.preset, device=str(self.state.device), **kwargs)
             self.timings["model_load_s"] = time.perf_counter() - t0
