@@ -265,3 +265,20 @@ def test_batch_size_auto_splits_a_batch_that_runs_out_of_memory(tmp_path, data_r
     with pytest.raises(SystemExit) as exit_info:
         main(["--model", "tiny-vit", "--tasks", "dr_synth_desktop", "--batch-size", "big"])
     assert exit_info.value.code == 2
+
+
+def test_the_runner_reads_the_prepared_cache_where_it_exists(tmp_path, data_root):
+    root = tmp_path / "data"
+    shutil.copytree(data_root / "synth_mobile", root / "synth_mobile")
+    assert main(["datasets", "prepare", "synth_mobile", "--data-root", str(root), "--size", "224",
+                 "--workers", "1"]) == 0
+    for image in (root / "synth_mobile" / "images").glob("*.jpg"):
+        image.write_bytes(image.read_bytes()[:100])  # raw files now unreadable: only the prepared copies work
+    common = ["--model", "tiny-vit", "--tasks", "dr_synth_mobile", "--data-root", str(root),
+              "--cache-dir", str(tmp_path / "cache")]
+    assert run_cli(*common, "--output-path", str(tmp_path / "prepared")) == 0
+    [result] = read_jsonl(tmp_path / "prepared" / "tiny-vit" / "results.jsonl")
+    assert result["n_errors"] == 0
+    assert run_cli(*common, "--output-path", str(tmp_path / "raw"), "--no-prepared") == 1  # nothing readable
+    [result] = read_jsonl(tmp_path / "raw" / "tiny-vit" / "results.jsonl")
+    assert result["n_errors"] == result["n"] and result["metrics"]["auroc"] is None

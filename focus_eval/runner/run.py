@@ -359,6 +359,9 @@ class Runner:
         write_meta(meta_path(self.model_dir, unit), meta)
         upsert_result(self.model_dir, samples, meta)
         self.report.finished.append(unit.stem)
+        if samples and all(s.error for s in samples):
+            # the results line records it; the run still ends non-zero so that nobody mistakes it for a result
+            self.report.failed[unit.stem] = f"every test image failed (first: {samples[0].error})"
 
     def batch_size(self) -> int:
         bs = self.options.batch_size
