@@ -1,6 +1,6 @@
 #!/bin/sh
 # Container entrypoint: `docker run ... focus-eval ARGS` runs `focus-eval ARGS`, or, with
-# FOCUS_NUM_PROCESSES=N (N > 1), `accelerate launch --num_processes N -m focus_eval ARGS` for data
+# FOCUS_NUM_PROCESSES=N (N > 1), `accelerate launch --multi_gpu --num_processes N -m focus_eval ARGS` for data
 # parallelism over N GPUs. Hugging Face offline mode is honoured as set (HF_HUB_OFFLINE=1).
 set -eu
 
@@ -18,7 +18,7 @@ case "$FOCUS_NUM_PROCESSES" in
 esac
 
 if [ "$FOCUS_NUM_PROCESSES" -gt 1 ]; then
-    set -- accelerate launch --num_processes "$FOCUS_NUM_PROCESSES" -m focus_eval "$@"
+    set -- accelerate launch --multi_gpu --num_processes "$FOCUS_NUM_PROCESSES" -m focus_eval "$@"
 else
     set -- focus-eval "$@"
 fi

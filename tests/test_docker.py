@@ -59,7 +59,7 @@ def test_entrypoint_runs_focus_eval_and_accelerate():
     out = _entry(["--model", "tiny-vit", "--tasks", "glaucoma_*"])
     assert out.returncode == 0 and out.stdout.split() == ["focus-eval", "--model", "tiny-vit", "--tasks", "glaucoma_*"]
     out = _entry(["--model", "m", "--tasks", "t"], FOCUS_NUM_PROCESSES="4")
-    assert out.stdout.split()[:6] == ["accelerate", "launch", "--num_processes", "4", "-m", "focus_eval"]
+    assert out.stdout.split()[:7] == ["accelerate", "launch", "--multi_gpu", "--num_processes", "4", "-m", "focus_eval"]
     bad = _entry(["--help"], FOCUS_NUM_PROCESSES="four")
     assert bad.returncode == 2 and "FOCUS_NUM_PROCESSES" in bad.stderr
 
