@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import statistics
 import sys
 import time
 from collections import defaultdict
@@ -105,13 +104,15 @@ def split_summary(load) -> dict:
 
 def age_threshold(test_records) -> float | None:
     """Median age of the task's test split: one threshold per task, the same for every model."""
-    ages = [r.age for r in test_records if r.age is not None]
-    return float(statistics.median(ages)) if ages else None
+    from focus_eval.metrics.fairness import age_threshold as median_age
+
+    return median_age([r.age for r in test_records])
 
 
 def task_records(load, task, split: str, limit: int | None = None):
-    """The records of one split that define the task's target, in a stable order (image id)."""
-    rows = sorted((r for r in load.split(split) if r.label(task.target) is not None), key=lambda r: r.image_id)
+    """The task's records of one split (its ``splits`` mapping decides which dataset split that is), in a
+    stable order (image id)."""
+    rows = sorted(task.records(load, split), key=lambda r: r.image_id)
     return rows[:limit] if limit else rows
 
 
