@@ -25,15 +25,9 @@ def pixels(adapter, seeds=(0, 1)):
 
 
 def save_vit(folder: Path, seed: int = 0) -> Path:
-    import torch
-    from transformers import ViTConfig, ViTImageProcessor, ViTModel
+    from focus_eval.adapters.tiny import build_vit
 
-    torch.manual_seed(seed)
-    config = ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
-                       image_size=224, patch_size=32)
-    ViTModel(config, add_pooling_layer=True).save_pretrained(folder)
-    ViTImageProcessor(size={"height": 224, "width": 224}, resample=2, image_mean=[0.5] * 3,
-                      image_std=[0.5] * 3).save_pretrained(folder)
+    build_vit(folder, seed=seed)
     return folder
 
 

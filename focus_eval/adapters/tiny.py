@@ -49,11 +49,12 @@ def train_bpe_vocab(vocab_size: int = 300, suffix: str = "</w>", special: list[s
     return model["vocab"], merges
 
 
-def _build_vit(folder: Path) -> None:
+def build_vit(folder: Path, seed: int = SEED) -> None:
+    """A random 2-layer ViTModel with its image processor, saved as a hub checkpoint would be."""
     import torch
     from transformers import ViTConfig, ViTImageProcessor, ViTModel
 
-    torch.manual_seed(SEED)
+    torch.manual_seed(seed)
     config = ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
                        image_size=224, patch_size=32)
     # Saved with its (random) pooler, like hub ViT checkpoints; the preset loads it without one.
@@ -84,7 +85,7 @@ def _build_clip(folder: Path) -> None:
     CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
 
 
-BUILDERS: dict[str, Callable[[Path], None]] = {"tiny-vit": _build_vit, "tiny-clip": _build_clip}
+BUILDERS: dict[str, Callable[[Path], None]] = {"tiny-vit": build_vit, "tiny-clip": _build_clip}
 
 
 def build_tiny(name: str, folder: Path) -> Path:
