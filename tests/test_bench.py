@@ -1,5 +1,6 @@
 """The throughput benchmark (both loops, every workload) and the shared encoder loop it measures."""
 
+import io
 import json
 import os
 import subprocess
@@ -11,6 +12,8 @@ from PIL import Image
 
 from focus_eval.adapters.preprocessing import ImageTransform
 from focus_eval.bench import WORKLOADS
+from focus_eval.errors import FocusError
+from focus_eval.runner.embed_loop import iter_embeddings
 from focus_eval.runner.images import DecodeAndTransform, ImageItem, load_image
 
 SQUASH32 = ImageTransform(size=32, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), resize="squash")
@@ -18,8 +21,6 @@ SQUASH32 = ImageTransform(size=32, mean=(0.5, 0.5, 0.5), std=(0.5, 0.5, 0.5), re
 
 def _items(paths, draft=32):
     return [ImageItem(i, str(i), str(p), draft) for i, p in enumerate(paths)]
-from focus_eval.errors import FocusError
-from focus_eval.runner.embed_loop import iter_embeddings
 
 
 def test_tiny_bench_runs_both_loops_for_every_workload(tmp_path):
@@ -103,3 +104,36 @@ def test_worker_pixels_decode_large_jpegs_to_the_target_size(tmp_path):
     assert on_device.min() >= -1 and on_device.max() <= 1
 
 
+
+
+def test_a_new_workload_is_one_record(tmp_path, monkeypatch):
+    """A record added to the table runs through setup, both loops and its extras, into the JSON and the table."""
+    from types import SimpleNamespace
+
+    from focus_eval.bench import Extra, Sizes, Workload, run_bench
+    from focus_eval.bench.measure import Measurement
+
+    def setup(options, sizes, env, folder):
+        return SimpleNamespace(info={"params": 7, "colour": options["colour"]}, images=sizes.ours)
+
+    def loop(seconds):
+        return lambda prepared, sizes, env: Measurement(prepared.images, seconds, {"batch_size": sizes.batch})
+
+    extra = Extra(lambda prepared, sizes, env, reference_run: {"half": reference_run.img_s / 2},
+                  lambda result: [f"half of the reference: {result['half']:.1f}"])
+    toy = Workload("toy", "a toy workload", setup, reference=loop(2.0), ours=loop(0.5), options={"colour": "red"},
+                   full=Sizes(reference=1000, ours=1000, batch=64), tiny=Sizes(reference=8, ours=8, batch=4),
+                   extras=(extra,))
+    monkeypatch.setitem(WORKLOADS, "toy", toy)
+    out = io.StringIO()
+    report = run_bench(["toy"], tiny=True, device="cpu", json_path=str(tmp_path / "b.json"), out=out)
+    result = report["workloads"]["toy"]
+    assert json.loads((tmp_path / "b.json").read_text())["workloads"]["toy"] == result
+    assert (result["reference_img_s"], result["ours_img_s"], result["ratio"]) == (4.0, 16.0, 4.0)
+    assert result["ours"]["settings"] == {"batch_size": 4} and result["half"] == 2.0
+    assert (result["params"], result["colour"], result["description"]) == (7, "red", "a toy workload")
+    lines = out.getvalue().splitlines()
+    assert lines[2].split() == ["toy", "4.00", "16.00", "4.00x", "a", "toy", "workload"]
+    assert lines[3] == "half of the reference: 2.0"
+    with pytest.raises(FocusError, match="unknown workloads"):
+        run_bench(["toys"], tiny=True, device="cpu", out=out)

@@ -1,0 +1,96 @@
+"""What every benchmark workload shares: the device environment, a GPU-aware clock, measurements and the
+per-workload result layout."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+
+@dataclass
+class Measurement:
+    """Images through one loop and the wall time they took, with the loop's settings."""
+
+    images: int
+    seconds: float
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def img_s(self) -> float:
+        return self.images / self.seconds if self.seconds > 0 else float("inf")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"img_s": round(self.img_s, 3), **asdict(self)}
+
+
+class Clock:
+    """Wall time that waits for queued GPU work before reading the clock."""
+
+    def __init__(self, device):
+        self.device = device
+
+    def sync(self) -> None:
+        import torch
+
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+
+    def measure(self, images: int, work: Callable[[], Any], **settings: Any) -> Measurement:
+        self.sync()
+        start = time.perf_counter()
+        work()
+        self.sync()
+        return Measurement(images, time.perf_counter() - start, settings)
+
+
+@dataclass
+class Env:
+    """Where the workloads run: torch device, its printable name, focus-eval's dtype and loader workers."""
+
+    device: Any
+    label: str
+    clock: Clock
+    dtype: Any
+    workers: int
+    tiny: bool
+
+    @property
+    def dtype_name(self) -> str:
+        return str(self.dtype).replace("torch.", "")
+
+
+def environment(device_name: str | None, tiny: bool, workers: int | None) -> Env:
+    import torch
+
+    device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False  # the reference ran true fp32
+        label = torch.cuda.get_device_name(device)
+    else:
+        label = f"cpu ({torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''})"
+    default_workers = min(2 if tiny else 16, os.cpu_count() or 1)
+    return Env(device=device, label=label, clock=Clock(device),
+               dtype=torch.bfloat16 if device.type == "cuda" else torch.float32,
+               workers=default_workers if workers is None else workers, tiny=tiny)
+
+
+def count_params(model) -> int:
+    return int(sum(p.numel() for p in model.parameters()))
+
+
+def compare(reference: Measurement, ours: Measurement) -> dict[str, Any]:
+    """The head of every workload's result: both rates, their ratio and both measurements in full."""
+    return {"reference_img_s": round(reference.img_s, 3), "ours_img_s": round(ours.img_s, 3),
+            "ratio": round(ours.img_s / reference.img_s, 3), "reference": reference.to_dict(),
+            "ours": ours.to_dict()}
+
+
+def row(reference: float | str = "", ours: float | str = "", ratio: float | str = "", what: str = "",
+        name: str = "") -> str:
+    """One line of the printed table; numbers are formatted, empty cells keep the columns aligned."""
+    ref = f"{reference:>16.2f}" if isinstance(reference, float) else f"{reference:>16}"
+    own = f"{ours:>17.2f}" if isinstance(ours, float) else f"{ours:>17}"
+    times = f"{ratio:>6.2f}x" if isinstance(ratio, float) else f"{ratio:>7}"
+    return f"{name:<13} {ref} {own} {times}  {what}"
