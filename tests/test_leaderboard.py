@@ -1,4 +1,4 @@
-"""The leaderboard builder (focus_eval/site) and the built site in headless Chromium."""
+"""The leaderboard builder (focus_eval/leaderboard) and the built site in headless Chromium."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from markupsafe import escape
 import leaderboard_data as data
 from focus_eval.cli import main
 from focus_eval.errors import DataError, FocusError
-from focus_eval.site import build_site
-from focus_eval.site.calibration import read_calibration, reliability_bins
-from focus_eval.site.catalog import load_catalog
-from focus_eval.site.compare import read_compare_files
-from focus_eval.site.entries import read_entries
-from focus_eval.site.groups import paper_table
-from focus_eval.site.inputs import discover
-from focus_eval.site.slugs import assign_slugs
+from focus_eval.leaderboard import build_site
+from focus_eval.leaderboard.calibration import read_calibration, reliability_bins
+from focus_eval.leaderboard.catalog import load_catalog
+from focus_eval.leaderboard.compare import read_compare_files
+from focus_eval.leaderboard.entries import read_entries
+from focus_eval.leaderboard.groups import paper_table
+from focus_eval.leaderboard.inputs import discover
+from focus_eval.leaderboard.slugs import assign_slugs
 
 from browser_support import Visit
 

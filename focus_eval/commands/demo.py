@@ -20,8 +20,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from focus_eval.leaderboard import build_site
     from focus_eval.runner.run import RunOptions, Runner
-    from focus_eval.site import build_site
     from focus_eval.synth.render import write_synthetic
 
     start = time.perf_counter()

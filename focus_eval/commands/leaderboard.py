@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from focus_eval.errors import FocusError
-    from focus_eval.site import build_site
+    from focus_eval.leaderboard import build_site
 
     if args.top < 1:
         raise FocusError("--top must be at least 1")

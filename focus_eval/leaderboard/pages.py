@@ -9,13 +9,13 @@ from typing import Any, Sequence
 import jinja2
 
 from focus_eval.results.schema import FAIRNESS_GAPS, LOWER_IS_BETTER, METRICS, QUALITY_GAPS
-from focus_eval.site import charts
-from focus_eval.site.calibration import Calibration
-from focus_eval.site.catalog import Catalog
-from focus_eval.site.compare import DOMAIN_LABELS, CompareData
-from focus_eval.site.entries import Entry
-from focus_eval.site.groups import Configuration, ModelInfo, TableBlock, TaskInfo
-from focus_eval.site.summary import QUALITY_GROUP, included
+from focus_eval.leaderboard import charts
+from focus_eval.leaderboard.calibration import Calibration
+from focus_eval.leaderboard.catalog import Catalog
+from focus_eval.leaderboard.compare import DOMAIN_LABELS, CompareData
+from focus_eval.leaderboard.entries import Entry
+from focus_eval.leaderboard.groups import Configuration, ModelInfo, TableBlock, TaskInfo
+from focus_eval.leaderboard.summary import QUALITY_GROUP, included
 
 FILTERS = (("family", "Family", "families"), ("domain", "Domain", "domains"), ("method", "Method", "methods"),
            ("target", "Target", "targets"), ("dataset", "Dataset", None))

@@ -11,15 +11,15 @@ from typing import Iterable, Sequence
 from focus_eval.errors import DataError, FocusError
 from focus_eval.resources import resource_dir
 from focus_eval.results.schema import clean_json
-from focus_eval.site import charts, groups
-from focus_eval.site.calibration import read_calibration, samples_path
-from focus_eval.site.catalog import load_catalog
-from focus_eval.site.compare import read_compare_files
-from focus_eval.site.entries import Entry, read_entries
-from focus_eval.site.inputs import SiteInputs, discover
-from focus_eval.site.pages import CalibrationView, Site, render_pages
-from focus_eval.site.render import environment
-from focus_eval.site.slugs import assign_slugs
+from focus_eval.leaderboard import charts, groups
+from focus_eval.leaderboard.calibration import read_calibration, samples_path
+from focus_eval.leaderboard.catalog import load_catalog
+from focus_eval.leaderboard.compare import read_compare_files
+from focus_eval.leaderboard.entries import Entry, read_entries
+from focus_eval.leaderboard.inputs import SiteInputs, discover
+from focus_eval.leaderboard.pages import CalibrationView, Site, render_pages
+from focus_eval.leaderboard.render import environment
+from focus_eval.leaderboard.slugs import assign_slugs
 
 # A file the builder leaves in its output folder, so that a rebuild may clear what an earlier build wrote.
 MARKER = ".focus-leaderboard"

@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from focus_eval.site.calibration import Calibration
-from focus_eval.site.groups import Configuration, TaskInfo
+from focus_eval.leaderboard.calibration import Calibration
+from focus_eval.leaderboard.groups import Configuration, TaskInfo
 
 # Colour-blind-safe (Okabe-Ito) series colours for the radar chart.
 SERIES_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", "#000000")

@@ -9,7 +9,7 @@ import jinja2
 from markupsafe import Markup, escape
 
 from focus_eval.resources import resource_dir
-from focus_eval.site.catalog import Catalog
+from focus_eval.leaderboard.catalog import Catalog
 
 EM_DASH = "\u2014"
 
