@@ -9,8 +9,6 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from focus_eval.errors import DataError, FocusError
-from focus_eval.resources import resource_dir
-from focus_eval.results.schema import clean_json
 from focus_eval.leaderboard import charts, groups
 from focus_eval.leaderboard.calibration import read_calibration, samples_path
 from focus_eval.leaderboard.catalog import load_catalog
@@ -20,6 +18,8 @@ from focus_eval.leaderboard.inputs import SiteInputs, discover
 from focus_eval.leaderboard.pages import CalibrationView, Site, render_pages
 from focus_eval.leaderboard.render import environment
 from focus_eval.leaderboard.slugs import assign_slugs
+from focus_eval.resources import resource_dir
+from focus_eval.results.schema import clean_json
 
 # A file the builder leaves in its output folder, so that a rebuild may clear what an earlier build wrote.
 MARKER = ".focus-leaderboard"

@@ -8,7 +8,6 @@ from typing import Any, Sequence
 
 import jinja2
 
-from focus_eval.results.schema import FAIRNESS_GAPS, LOWER_IS_BETTER, METRICS, QUALITY_GAPS
 from focus_eval.leaderboard import charts
 from focus_eval.leaderboard.calibration import Calibration
 from focus_eval.leaderboard.catalog import Catalog
@@ -16,6 +15,7 @@ from focus_eval.leaderboard.compare import DOMAIN_LABELS, CompareData
 from focus_eval.leaderboard.entries import Entry
 from focus_eval.leaderboard.groups import Configuration, ModelInfo, TableBlock, TaskInfo
 from focus_eval.leaderboard.summary import QUALITY_GROUP, included
+from focus_eval.results.schema import FAIRNESS_GAPS, LOWER_IS_BETTER, METRICS, QUALITY_GAPS
 
 FILTERS = (("family", "Family", "families"), ("domain", "Domain", "domains"), ("method", "Method", "methods"),
            ("target", "Target", "targets"), ("dataset", "Dataset", None))

@@ -8,8 +8,8 @@ from typing import Sequence
 import jinja2
 from markupsafe import Markup, escape
 
-from focus_eval.resources import resource_dir
 from focus_eval.leaderboard.catalog import Catalog
+from focus_eval.resources import resource_dir
 
 EM_DASH = "\u2014"
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Callable, Iterable, Sequence
 
-from focus_eval.results.schema import QUALITY_GAPS
 from focus_eval.leaderboard.entries import Entry
+from focus_eval.results.schema import QUALITY_GAPS
 
 # The paper's fairness columns: equalised-odds, accuracy and AUROC gaps of every demographic attribute.
 FAIRNESS_SUMMARY_GAPS = ("eo_gap", "accuracy_gap", "auroc_gap")
