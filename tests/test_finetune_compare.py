@@ -11,7 +11,8 @@ from focus_eval.cli import main
 from focus_eval.errors import FocusError
 from focus_eval.finetune.compare import compare
 from focus_eval.results.schema import write_jsonl
-from focus_eval.results.store import meta_path, sample_path, write_meta
+from focus_eval.results.layout import OutputLayout
+from focus_eval.results.store import write_meta
 
 B = 200
 
@@ -31,8 +32,8 @@ def write_unit(model_dir, task, rows, adapter=None, train_dataset=None, model="t
             "seed": 0}
     if adapter:
         meta.update(adapter_train_dataset=train_dataset, adapter_train_target="dr")
-    write_meta(meta_path(model_dir, task, "prompt"), meta)
-    write_jsonl(sample_path(model_dir, task, "prompt"), rows)
+    write_meta(OutputLayout(model_dir).meta(task, "prompt"), meta)
+    write_jsonl(OutputLayout(model_dir).samples(task, "prompt"), rows)
 
 
 def layout(n_patients=12):

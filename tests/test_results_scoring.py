@@ -12,8 +12,11 @@ from sklearn import metrics as skm
 from focus_eval.cli import main
 from focus_eval.errors import FocusError
 from focus_eval.metrics.aggregate import aggregate_group
-from focus_eval.metrics.evaluate import evaluate_samples
+from focus_eval import scoring
+from focus_eval.scoring import evaluate_samples
+from focus_eval.runner.methods import get_method
 from focus_eval.results import store
+from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, validate_result_dict, validate_sample_dict
 
 
@@ -21,7 +24,7 @@ def meta_for(task="dr_idrid", method="prompt", **over):
     meta = {"model": "tiny-medgemma", "family": "mllm", "domain": "medical", "untrained": True, "method": method,
             "task": task, "dataset": "idrid", "target": "dr", "proxy": False, "adapter": None, "task_version": 1.0,
             "task_hash": "a" * 64, "preset_hash": "b" * 16, "age_threshold": 50.0, "n_boot": 200, "seed": 3,
-            "created": "2026-01-01T00:00:00Z"}
+            "created": "2026-01-01T00:00:00Z", "threshold_rule": get_method(method).hard_label}
     meta.update(over)
     return meta
 
@@ -148,7 +151,7 @@ def test_one_thousand_resamples_of_eight_hundred_rows_are_fast():
 
 
 def write_unit(model_dir, meta, samples):
-    store.write_meta(store.meta_path(model_dir, meta["task"], meta["method"]), meta)
+    store.write_meta(OutputLayout(model_dir).meta(meta["task"], meta["method"]), meta)
     store.append_samples(model_dir, meta["task"], meta["method"], samples, prompt=meta["method"] == "prompt")
 
 
@@ -158,10 +161,10 @@ def test_score_reproduces_the_runner_results_exactly(tmp_path, capsys):
     write_unit(model_dir, meta_for("glaucoma_refuge", "linear_probe", dataset="refuge", target="glaucoma"),
                probe_samples())
     # the runner's path, unit by unit: samples + meta -> results line -> upsert
-    store.upsert_result(model_dir, probe_samples(), meta_for("glaucoma_refuge", "linear_probe", dataset="refuge",
+    scoring.score_samples(model_dir, probe_samples(), meta_for("glaucoma_refuge", "linear_probe", dataset="refuge",
                                                              target="glaucoma"))
-    store.score_unit(model_dir, "dr_idrid", "prompt")
-    written = store.results_path(model_dir).read_text()
+    scoring.score_unit(model_dir, "dr_idrid", "prompt")
+    written = OutputLayout(model_dir).results.read_text()
     lines = [json.loads(line, parse_constant=lambda c: pytest.fail(f"non-JSON constant {c}"))
              for line in written.splitlines()]
     assert [(r["task"], r["method"]) for r in lines] == [("dr_idrid", "prompt"), ("glaucoma_refuge", "linear_probe")]
@@ -169,20 +172,20 @@ def test_score_reproduces_the_runner_results_exactly(tmp_path, capsys):
         validate_result_dict(line)
     assert "NaN" not in written and "Infinity" not in written
 
-    store.results_path(model_dir).unlink()
+    OutputLayout(model_dir).results.unlink()
     assert main(["score", str(model_dir)]) == 0
-    assert store.results_path(model_dir).read_text() == written
+    assert OutputLayout(model_dir).results.read_text() == written
     assert "2 results line(s)" in capsys.readouterr().out
-    for row in store.read_samples(store.sample_path(model_dir, "dr_idrid", "prompt")):
+    for row in store.read_samples(OutputLayout(model_dir).samples("dr_idrid", "prompt")):
         validate_sample_dict(row.to_dict(prompt=True), prompt=True)
 
 
 def test_rescore_replaces_its_line_and_skips_incomplete_units(tmp_path, capsys):
     model_dir = tmp_path / "m"
     write_unit(model_dir, meta_for("dr_idrid", "prompt"), prompt_samples())
-    store.score_unit(model_dir, "dr_idrid", "prompt")
-    store.write_meta(store.meta_path(model_dir, "dr_idrid", "prompt"), meta_for("dr_idrid", "prompt", task_version=2.0))
-    store.score_unit(model_dir, "dr_idrid", "prompt")
+    scoring.score_unit(model_dir, "dr_idrid", "prompt")
+    store.write_meta(OutputLayout(model_dir).meta("dr_idrid", "prompt"), meta_for("dr_idrid", "prompt", task_version=2.0))
+    scoring.score_unit(model_dir, "dr_idrid", "prompt")
     lines = store.read_results(model_dir)
     assert len(lines) == 1 and lines[0]["task_version"] == 2.0
 
@@ -192,7 +195,7 @@ def test_rescore_replaces_its_line_and_skips_incomplete_units(tmp_path, capsys):
     assert "skipped dr_jsiec.prompt: incomplete: 40 of 100 samples" in out
     assert [r["task"] for r in store.read_results(model_dir)] == ["dr_idrid"]
     with pytest.raises(FocusError, match="incomplete"):
-        store.score_unit(model_dir, "dr_jsiec", "prompt")
+        scoring.score_unit(model_dir, "dr_jsiec", "prompt")
     with pytest.raises(FocusError, match="must be named dr_jsiec.prompt.meta.json"):
         store.write_meta(model_dir / "samples" / "x.meta.json", meta_for("dr_jsiec", "prompt"))
 
@@ -204,7 +207,7 @@ def test_score_rejects_orphan_and_bad_sample_files(tmp_path, capsys):
     assert main(["score", str(model_dir)]) == 2
     assert "without a meta file: dr_rfmid.prompt.jsonl" in capsys.readouterr().err
     (model_dir / "samples" / "dr_rfmid.prompt.jsonl").unlink()
-    path = store.sample_path(model_dir, "dr_idrid", "prompt")
+    path = OutputLayout(model_dir).samples("dr_idrid", "prompt")
     path.write_text(path.read_text().replace('"label": 0', '"label": 7', 1).replace('"label": 1', '"label": 7', 1))
     assert main(["score", str(model_dir)]) == 2
     assert "dr_idrid.prompt.jsonl, line" in capsys.readouterr().err

@@ -16,12 +16,13 @@ def _fmt(value) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focus_eval.results.store import rescore_dir, results_path
+    from focus_eval.results.layout import OutputLayout
+    from focus_eval.scoring import rescore_dir
 
     skipped_any = False
     for folder in map(Path, args.dirs):
         report = rescore_dir(folder)
-        print(f"{results_path(folder)}: {len(report.results)} results line(s)")
+        print(f"{OutputLayout(folder).results}: {len(report.results)} results line(s)")
         for r in report.results:
             flags = " ".join(f for f, on in (("proxy", r.proxy), ("underpowered", r.underpowered)) if on)
             print(f"  {r.task:<28} {r.method:<13} n={r.n:<6} pos={r.n_pos:<5} auroc={_fmt(r.metrics['auroc'])} "

@@ -101,21 +101,16 @@ class CompareReport:
 
 def read_units(model_dir: Path) -> dict[tuple[str, str], tuple[dict[str, Any], list]]:
     """(task, method) -> (meta, samples) of every finished unit in a model folder."""
-    from focus_eval.results.store import SAMPLES_DIR, META_SUFFIX, read_meta, unit_status
+    from focus_eval.results import store
 
-    folder = Path(model_dir) / SAMPLES_DIR
-    if not folder.is_dir():
-        raise FocusError(f"{model_dir}: no {SAMPLES_DIR}/ folder; expected a model folder <output>/<model> "
-                         f"written by a run")
     units = {}
-    for path in sorted(folder.glob(f"*{META_SUFFIX}")):
-        meta = read_meta(path)
-        samples, reason = unit_status(model_dir, meta)
+    for path, record in store.read_units(model_dir):
+        samples, reason = store.unit_status(model_dir, record)
         if samples is None:
             raise FocusError(f"{path}: {reason}; finish that run before comparing")
-        units[(meta["task"], meta["method"])] = (meta, samples)
+        units[(record.task, record.method)] = (record.to_dict(), samples)
     if not units:
-        raise FocusError(f"{folder}: no evaluated (task, method) units")
+        raise FocusError(f"{model_dir}: no evaluated (task, method) units")
     return units
 
 

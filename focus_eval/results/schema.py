@@ -93,6 +93,82 @@ class ResultLine:
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
+# The descriptive fields a results line copies from its unit's meta record, as they are.
+DESCRIPTIVE = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy",
+               "adapter", "task_version", "task_hash", "preset_hash")
+
+
+@dataclass
+class UnitMeta:
+    """The record written beside one unit's sample file: who and what was evaluated, the settings that steer
+    scoring, and the fingerprint a finished unit must match to be skipped on resume.
+
+    On disk it is one flat JSON object; keys that are not fields here (the run options that change numbers,
+    adapter training provenance) form ``fingerprint`` and are copied into the results line's ``extra``."""
+
+    model: str
+    family: str
+    domain: str
+    untrained: bool
+    method: str
+    task: str
+    dataset: str
+    target: str
+    proxy: bool
+    adapter: str | None
+    task_version: str | int | float | None
+    task_hash: str
+    preset_hash: str
+    threshold_rule: str | None = None
+    age_threshold: float | None = None
+    n_boot: int | None = None
+    seed: int | None = None
+    created: str | None = None
+    n_expected: int | None = None
+    contamination: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    fingerprint: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def stem(self) -> str:
+        return f"{self.task}.{self.method}"
+
+    def to_dict(self) -> dict[str, Any]:
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "fingerprint"}
+        for key, value in self.fingerprint.items():
+            d.setdefault(key, value)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "UnitMeta":
+        """Validated record; ValueError lists what is missing or malformed."""
+        if not isinstance(d, dict):
+            raise ValueError(f"expected an object, got {type(d).__name__}")
+        missing = [k for k in DESCRIPTIVE if k not in d]
+        if missing:
+            raise ValueError(f"meta lacks {', '.join(missing)}")
+        named = {f.name for f in fields(cls)} - {"fingerprint"}
+        meta = cls(**{k: v for k, v in d.items() if k in named},
+                   fingerprint={k: v for k, v in d.items() if k not in named})
+        meta.validate()
+        return meta
+
+    def validate(self) -> None:
+        problems = [f"{k}: expected a string, got {getattr(self, k)!r}"
+                    for k in ("model", "family", "domain", "method", "task", "dataset", "target", "task_hash",
+                              "preset_hash") if not isinstance(getattr(self, k), str)]
+        problems += [f"{k}: expected true/false, got {getattr(self, k)!r}"
+                     for k in ("untrained", "proxy") if not isinstance(getattr(self, k), bool)]
+        problems += [f"{k}: expected a count, got {getattr(self, k)!r}" for k in ("n_boot", "n_expected")
+                     if getattr(self, k) is not None and not (_is_int(getattr(self, k)) and getattr(self, k) >= 0)]
+        if self.adapter is not None and not isinstance(self.adapter, str):
+            problems.append(f"adapter: expected a string or null, got {self.adapter!r}")
+        if not isinstance(self.extra, dict):
+            problems.append("extra: expected an object")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+
 def clean_json(value: Any) -> Any:
     """Recursively replace NaN/inf with None and numpy scalars with Python numbers."""
     if isinstance(value, dict):

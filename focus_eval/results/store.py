@@ -1,77 +1,69 @@
-"""A model's output folder: sample files, their meta files, and results.jsonl, with the one code path
-(samples + meta -> results line -> upsert) that both the runner and ``focus-eval score`` use.
-
-    <model_dir>/samples/<task>.<method>.jsonl       one sample line per evaluated image
-    <model_dir>/samples/<task>.<method>.meta.json   the results line's descriptive fields, plus age_threshold,
-                                                    n_boot, seed, created and optionally n_expected
-    <model_dir>/results.jsonl                       one results line per (task, method, adapter), sorted
-
-A meta file with ``n_expected`` marks how many sample lines a finished unit has; a unit with fewer is
-incomplete (an interrupted run) and is not scored.
-"""
+"""Reading and writing a model's output folder: sample files, unit meta records and results.jsonl. Pure I/O:
+turning samples into a results line is ``focus_eval.scoring``'s work, above this module and the metrics."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
 from focus_eval.errors import FocusError
-from focus_eval.results.schema import (ResultLine, SampleLine, clean_json, dumps, read_jsonl, validate_result_dict,
-                                       validate_sample_dict, write_jsonl)
-
-SAMPLES_DIR = "samples"
-RESULTS_FILE = "results.jsonl"
-META_SUFFIX = ".meta.json"
-REQUIRED_META = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy",
-                 "adapter", "task_version", "task_hash", "preset_hash")
+from focus_eval.results.layout import META_SUFFIX, SAMPLES_DIR, OutputLayout  # noqa: F401  (re-exported names)
+from focus_eval.results.schema import (ResultLine, SampleLine, UnitMeta, clean_json, dumps, read_jsonl,
+                                       validate_result_dict, validate_sample_dict, write_jsonl)
 
 
-def sample_path(model_dir: Path, task: str, method: str) -> Path:
-    return Path(model_dir) / SAMPLES_DIR / f"{task}.{method}.jsonl"
+def layout_of(model_dir: Path | OutputLayout) -> OutputLayout:
+    return model_dir if isinstance(model_dir, OutputLayout) else OutputLayout(Path(model_dir))
 
 
-def meta_path(model_dir: Path, task: str, method: str) -> Path:
-    return Path(model_dir) / SAMPLES_DIR / f"{task}.{method}{META_SUFFIX}"
+# ----- unit meta records
 
 
-def results_path(model_dir: Path) -> Path:
-    return Path(model_dir) / RESULTS_FILE
-
-
-def write_meta(path: Path, meta: dict[str, Any]) -> Path:
-    """Write the meta file of one (task, method) at ``path`` (``meta_path(model_dir, task, method)``); it must
-    hold every descriptive field of a results line, and its name must match the meta's task and method."""
+def write_meta(path: Path, meta: UnitMeta | dict[str, Any]) -> Path:
+    """Write one unit's meta record at ``path``, which must be the layout's meta path of its task and method."""
     path = Path(path)
-    missing = [k for k in REQUIRED_META if k not in meta]
-    if missing:
-        raise FocusError(f"{path}: meta lacks {', '.join(missing)}")
-    expected = f"{meta['task']}.{meta['method']}{META_SUFFIX}"
+    try:
+        record = meta if isinstance(meta, UnitMeta) else UnitMeta.from_dict(meta)
+        record.validate()
+    except ValueError as exc:
+        raise FocusError(f"{path}: {exc}") from None
+    expected = OutputLayout(path.parent.parent).meta(record.task, record.method).name
     if path.name != expected:
-        raise FocusError(f"{path}: a meta file for {meta['task']}.{meta['method']} must be named {expected}")
+        raise FocusError(f"{path}: a meta file for {record.stem} must be named {expected}")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(clean_json(meta), allow_nan=False, ensure_ascii=False, indent=1) + "\n",
+    tmp.write_text(json.dumps(clean_json(record.to_dict()), allow_nan=False, ensure_ascii=False, indent=1) + "\n",
                    encoding="utf-8")
     tmp.replace(path)
     return path
 
 
-def read_meta(path: Path) -> dict[str, Any]:
+def read_meta(path: Path) -> UnitMeta:
+    """The meta record at ``path`` (errors name the file)."""
     try:
-        meta = json.loads(Path(path).read_text(encoding="utf-8"))
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
         raise FocusError(f"{path}: cannot read meta file: {exc}") from None
-    missing = [k for k in REQUIRED_META if k not in meta] if isinstance(meta, dict) else list(REQUIRED_META)
-    if missing:
-        raise FocusError(f"{path}: meta file lacks {', '.join(missing)}")
-    return meta
+    try:
+        return UnitMeta.from_dict(raw)
+    except ValueError as exc:
+        raise FocusError(f"{path}: meta file: {exc}") from None
 
 
-def append_samples(model_dir: Path, task: str, method: str, samples: Iterable[SampleLine], prompt: bool) -> Path:
+# ----- sample files
+
+
+def write_samples(path: Path, samples: Iterable[SampleLine], prompt: bool) -> Path:
+    """Write a unit's sample file at once (sorted by the caller), replacing any earlier copy."""
+    write_jsonl(Path(path), [s.to_dict(prompt) for s in samples])
+    return Path(path)
+
+
+def append_samples(model_dir: Path | OutputLayout, task: str, method: str, samples: Iterable[SampleLine],
+                   prompt: bool) -> Path:
     """Append sample lines (flushed, so an interrupted unit resumes from its last written line)."""
-    path = sample_path(model_dir, task, method)
+    path = layout_of(model_dir).samples(task, method)
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a", encoding="utf-8") as fh:
         for sample in samples:
@@ -96,105 +88,64 @@ def read_samples(path: Path) -> list[SampleLine]:
     return samples
 
 
-def result_key(result: ResultLine | dict[str, Any]) -> tuple[str, str, str]:
-    d = result.to_dict() if isinstance(result, ResultLine) else result
-    return (d["task"], d["method"], d.get("adapter") or "")
-
-
-def read_results(model_dir: Path) -> list[dict[str, Any]]:
-    path = results_path(model_dir)
-    return read_jsonl(path) if path.is_file() else []
-
-
-def write_results(model_dir: Path, results: Iterable[ResultLine | dict[str, Any]]) -> Path:
-    """Rewrite results.jsonl with ``results`` sorted by (task, method, adapter); every line is validated."""
-    rows = [clean_json(r.to_dict() if isinstance(r, ResultLine) else r) for r in results]
-    for row in rows:
-        validate_result_dict(row)
-    rows.sort(key=result_key)
-    path = results_path(model_dir)
-    write_jsonl(path, rows)
-    return path
-
-
-def upsert_line(model_dir: Path, result: ResultLine | dict[str, Any]) -> Path:
-    """Put one results line into results.jsonl, replacing the line with the same (task, method, adapter)."""
-    key = result_key(result)
-    kept = [r for r in read_results(model_dir) if result_key(r) != key]
-    return write_results(model_dir, [*kept, result])
-
-
-def upsert_result(model_dir: Path, samples: Iterable[SampleLine | dict[str, Any]],
-                  meta: dict[str, Any]) -> ResultLine:
-    """samples + meta -> results line, upserted into <model_dir>/results.jsonl: the one scoring path, used by the
-    runner when a unit finishes and by ``focus-eval score``."""
-    from focus_eval.metrics.evaluate import evaluate_samples
-
-    try:
-        result = evaluate_samples(list(samples), meta)
-    except ValueError as exc:
-        raise FocusError(f"{meta.get('task')}.{meta.get('method')}: cannot score: {exc}") from None
-    upsert_line(model_dir, result)
-    return result
-
-
-def unit_status(model_dir: Path, meta: dict[str, Any]) -> tuple[list[SampleLine] | None, str | None]:
+def unit_status(model_dir: Path | OutputLayout, meta: UnitMeta) -> tuple[list[SampleLine] | None, str | None]:
     """(samples, None) for a complete unit, (None, reason) for one that cannot be scored yet."""
-    path = sample_path(model_dir, meta["task"], meta["method"])
+    path = layout_of(model_dir).samples(meta.task, meta.method)
     if not path.is_file():
         return None, f"no sample file {path.name}"
     samples = read_samples(path)
-    expected = meta.get("n_expected")
-    if expected is not None and len(samples) < int(expected):
-        return None, f"incomplete: {len(samples)} of {expected} samples"
+    if meta.n_expected is not None and len(samples) < int(meta.n_expected):
+        return None, f"incomplete: {len(samples)} of {meta.n_expected} samples"
     if not samples:
         return None, "no samples"
     return samples, None
 
 
-def score_unit(model_dir: Path, task: str, method: str) -> ResultLine:
-    """Recompute one (task, method) from its sample and meta files and upsert it into results.jsonl."""
-    meta = read_meta(meta_path(model_dir, task, method))
-    samples, reason = unit_status(model_dir, meta)
-    if samples is None:
-        raise FocusError(f"{sample_path(model_dir, task, method)}: cannot score: {reason}")
-    return upsert_result(model_dir, samples, meta)
-
-
-@dataclass
-class Rescore:
-    """What ``rescore_dir`` did: the results lines written and the units left out, with the reason."""
-
-    results: list[ResultLine] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
-def rescore_dir(model_dir: Path) -> Rescore:
-    """Rebuild <model_dir>/results.jsonl from the samples folder alone: one line per complete unit."""
-    from focus_eval.metrics.evaluate import evaluate_samples
-
-    model_dir = Path(model_dir)
-    folder = model_dir / SAMPLES_DIR
-    if not folder.is_dir():
-        raise FocusError(f"{model_dir}: no {SAMPLES_DIR}/ folder; expected <output>/<model>/{SAMPLES_DIR}/")
-    report = Rescore()
-    claimed = set()
-    for path in sorted(folder.glob(f"*{META_SUFFIX}")):
+def read_units(model_dir: Path | OutputLayout) -> list[tuple[Path, UnitMeta]]:
+    """Every meta record of a model folder, each checked to be named after its own task and method; a sample
+    file without a meta record is an error naming it."""
+    layout = layout_of(model_dir)
+    if not layout.samples_dir.is_dir():
+        raise FocusError(f"{layout.root}: no {SAMPLES_DIR}/ folder; expected <output>/<model>/{SAMPLES_DIR}/")
+    units, claimed = [], set()
+    for path in layout.meta_files():
         meta = read_meta(path)
-        if path.name != meta_path(model_dir, meta["task"], meta["method"]).name:
-            raise FocusError(f"{path}: file name does not match its task {meta['task']!r} and method "
-                             f"{meta['method']!r}")
-        claimed.add(sample_path(model_dir, meta["task"], meta["method"]).name)
-        samples, reason = unit_status(model_dir, meta)
-        if samples is None:
-            report.skipped.append((f"{meta['task']}.{meta['method']}", reason))
-            continue
-        try:
-            report.results.append(evaluate_samples(samples, meta))
-        except ValueError as exc:
-            raise FocusError(f"{sample_path(model_dir, meta['task'], meta['method'])}: {exc}") from None
-    orphans = [p.name for p in sorted(folder.glob("*.jsonl")) if p.name not in claimed]
+        if path.name != layout.meta(meta.task, meta.method).name:
+            raise FocusError(f"{path}: file name does not match its task {meta.task!r} and method {meta.method!r}")
+        claimed.add(layout.samples(meta.task, meta.method).name)
+        units.append((path, meta))
+    orphans = [p.name for p in layout.sample_files() if p.name not in claimed]
     if orphans:
-        raise FocusError(f"{folder}: sample file(s) without a meta file: {', '.join(orphans)}")
-    write_results(model_dir, report.results)
-    return report
+        raise FocusError(f"{layout.samples_dir}: sample file(s) without a meta file: {', '.join(orphans)}")
+    return units
+
+
+# ----- results.jsonl
+
+
+def result_key(result: ResultLine | dict[str, Any]) -> tuple[str, str, str]:
+    d = result.to_dict() if isinstance(result, ResultLine) else result
+    return (d["task"], d["method"], d.get("adapter") or "")
+
+
+def read_results(model_dir: Path | OutputLayout) -> list[dict[str, Any]]:
+    path = layout_of(model_dir).results
+    return read_jsonl(path) if path.is_file() else []
+
+
+def write_results(model_dir: Path | OutputLayout, results: Iterable[ResultLine | dict[str, Any]]) -> Path:
+    """Rewrite results.jsonl with ``results`` sorted by (task, method, adapter); every line is validated."""
+    rows = [clean_json(r.to_dict() if isinstance(r, ResultLine) else r) for r in results]
+    for row in rows:
+        validate_result_dict(row)
+    rows.sort(key=result_key)
+    path = layout_of(model_dir).results
+    write_jsonl(path, rows)
+    return path
+
+
+def upsert_line(model_dir: Path | OutputLayout, result: ResultLine | dict[str, Any]) -> Path:
+    """Put one results line into results.jsonl, replacing the line with the same (task, method, adapter)."""
+    key = result_key(result)
+    kept = [r for r in read_results(model_dir) if result_key(r) != key]
+    return write_results(model_dir, [*kept, result])

@@ -11,11 +11,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from focus_eval.errors import FocusError
-from focus_eval.results.schema import SampleLine, write_jsonl
-from focus_eval.runner.units import Unit, is_finished, meta_path, samples_path
+from focus_eval.results.layout import OutputLayout
+from focus_eval.results.schema import SampleLine, UnitMeta
+from focus_eval.runner.methods.base import EMBEDDING, Embeddings, RunContext
+from focus_eval.runner.records import age_threshold, split_summary, task_records
+from focus_eval.runner.units import Unit, is_finished
 
 
 @dataclass
@@ -66,10 +67,6 @@ def make_state(device: str | None):
     return PartialState(cpu=cpu)
 
 
-def model_dir_name(preset, adapter_id: str | None) -> str:
-    return preset.name if not adapter_id else f"{preset.name}@{adapter_id}"
-
-
 def progress_factory(enabled: bool, state):
     if not enabled or not state.is_local_main_process:
         return None
@@ -78,84 +75,49 @@ def progress_factory(enabled: bool, state):
     return lambda **kw: tqdm(file=sys.stderr, leave=False, **kw)
 
 
-def file_sha256(path: str) -> str:
-    import hashlib
+def split_file_digest(path: str) -> str:
+    from focus_eval.digests import file_sha256
 
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return file_sha256(path)
     except OSError as exc:
         raise FocusError(f"cannot read split file {path}: {exc}") from exc
 
 
-def split_summary(load) -> dict:
-    """How the dataset was split, recorded with every result (a patient overlap from an external split file
-    included)."""
-    keys = ("split_source", "seed", "cohort", "split_file", "patient_overlap", "split_file_unlisted",
-            "split_file_missing", "carved_val_images")
-    out = {}
-    for k in keys:
-        value = load.metadata.get(k)
-        if value in (None, [], {}):
-            continue
-        # long id lists are summarised: their count and the first few
-        out[k] = {"count": len(value), "first": list(value)[:5]} if isinstance(value, (list, tuple)) else value
-    return out
-
-
-def age_threshold(test_records) -> float | None:
-    """Median age of the task's test split: one threshold per task, the same for every model."""
-    from focus_eval.metrics.fairness import age_threshold as median_age
-
-    return median_age([r.age for r in test_records])
-
-
-def task_records(load, task, split: str, limit: int | None = None):
-    """The task's records of one split (its ``splits`` mapping decides which dataset split that is), in a
-    stable order (image id)."""
-    rows = sorted(task.records(load, split), key=lambda r: r.image_id)
-    return rows[:limit] if limit else rows
-
-
-def sample_line(record, label: int, score, pred, error: str | None = None, **prompt_fields) -> SampleLine:
-    return SampleLine(image_id=record.image_id, patient_id=record.patient_id, split=record.split, label=label,
-                      score=None if score is None else float(score), pred=None if pred is None else int(pred),
-                      age=record.age, sex=record.sex, quality=record.quality, error=error, **prompt_fields)
-
-
 class Runner:
-    """One model, many tasks: the single place that owns devices, batching, caching and processes."""
+    """One model, many tasks: owns the units, resume, the grouping by dataset, devices, processes, the embedding
+    stage and the manifest; the methods (``focus_eval.runner.methods``) score."""
 
     def __init__(self, options: RunOptions):
         from focus_eval.presets import load_preset
+        from focus_eval.runner.batching import MemoryAdaptiveBatches
+        from focus_eval.runner.methods import METHODS
         from focus_eval.task import TaskIndex
 
         if options.data_root is not None:
             options.data_root = Path(options.data_root).resolve()
         self.options = options
         self.state = make_state(options.device)
-        model_args = dict(options.model_args)
-        self.preset = load_preset(options.model, model_args)
+        self.preset = load_preset(options.model, dict(options.model_args))
         index = TaskIndex(include_paths=[Path(p) for p in options.include_path])
-        names = index.expand(options.tasks, include_proxy=options.include_proxy)
-        self.tasks = [index.get(n) for n in names]
+        self.tasks = [index.get(n) for n in index.expand(options.tasks, include_proxy=options.include_proxy)]
         methods = options.methods or list(self.preset.methods)
         unknown = [m for m in methods if m not in self.preset.methods]
         if unknown:
             raise FocusError(f"model {self.preset.name!r} ({self.preset.family}) has no method {unknown}; "
                              f"its methods are {self.preset.methods}")
+        self.methods = {m: METHODS.get(METHODS.check(m))() for m in methods}
         self.units = [Unit(t, m) for t in self.tasks for m in methods]
         self.adapter = None
-        self.adapter_id = None
-        if options.adapter:
-            self.adapter_id = Path(options.adapter).name
-        self.model_dir = Path(options.output_path) / model_dir_name(self.preset, self.adapter_id)
+        self.adapter_id = Path(options.adapter).name if options.adapter else None
+        self.layout = OutputLayout.for_model(options.output_path, self.preset.name, self.adapter_id)
+        self.model_dir = self.layout.root
         self.progress = progress_factory(options.progress, self.state)
-        from focus_eval.runner.batching import MemoryAdaptiveBatches
-
         self.batches = MemoryAdaptiveBatches(enabled=str(options.batch_size) == "auto")
         self.report = RunReport(self.model_dir)
         self.started = datetime.now(timezone.utc)
         self.timings: dict[str, float] = {}
+        self.dataset_load = None
 
     # ----------------------------------------------------------------------------------------------
     def fingerprint(self, unit: Unit) -> dict:
@@ -165,23 +127,25 @@ class Runner:
         return {"task_hash": unit.task.hash, "preset_hash": self.preset.hash, "method": unit.method,
                 "limit": o.limit, "seed": o.seed, "probe_compat": o.probe_compat, "zs_scale": o.zs_scale,
                 "adapter": self.adapter_id, "n_boot": o.n_boot,
-                "split_file_sha256": file_sha256(split_file) if split_file else None, **self.adapter_training()}
+                "split_file_sha256": split_file_digest(split_file) if split_file else None,
+                **self.adapter_training()}
 
-    def meta(self, unit: Unit, threshold: float | None, extra: dict) -> dict:
+    def meta(self, unit: Unit, threshold: float | None, extra: dict) -> UnitMeta:
         t, p = unit.task, self.preset
-        return {"model": p.name, "family": p.family, "domain": p.domain, "untrained": bool(p.untrained),
-                "method": unit.method, "task": t.name, "dataset": t.dataset, "target": t.target,
-                "proxy": bool(t.proxy), "task_version": t.metadata.get("version"), "age_threshold": threshold,
-                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                "contamination": t.dataset in (p.contamination or []), "extra": extra,
-                **self.fingerprint(unit)}
+        return UnitMeta.from_dict({
+            "model": p.name, "family": p.family, "domain": p.domain, "untrained": bool(p.untrained),
+            "method": unit.method, "task": t.name, "dataset": t.dataset, "target": t.target,
+            "proxy": bool(t.proxy), "task_version": t.metadata.get("version"), "age_threshold": threshold,
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "contamination": t.dataset in (p.contamination or []), "extra": extra,
+            "threshold_rule": self.methods[unit.method].hard_label, **self.fingerprint(unit)})
 
     def adapter_training(self) -> dict:
         """adapter_train_dataset, adapter_train_target and adapter_trained_at from the adapter folder's training
         record (part of the fingerprint: an adapter trained again in the same folder is evaluated again)."""
         if not self.options.adapter:
             return {}
-        from focus_eval.finetune.artifacts import adapter_training_fields
+        from focus_eval.adapters.lora import adapter_training_fields
 
         return adapter_training_fields(self.options.adapter)
 
@@ -209,39 +173,34 @@ class Runner:
         return load_dataset(name, self.options.data_root, cohort=cohort,
                             split_file=self.options.split_files.get(name))
 
+    def context(self) -> RunContext:
+        return RunContext(options=self.options, preset=self.preset, state=self.state, layout=self.layout,
+                          batch_size=self.batch_size(), num_workers=self.num_workers(), batches=self.batches,
+                          progress=self.progress, adapter=self.load_adapter, finish=self.finish_unit,
+                          fail=self.fail_unit)
+
     # ----------------------------------------------------------------------------------------------
     def run(self) -> RunReport:
         pending = []
         for unit in self.units:
-            if self.options.resume and is_finished(self.model_dir, unit, self.fingerprint(unit)):
+            if self.options.resume and is_finished(self.layout, unit, self.fingerprint(unit)):
                 self.report.skipped.append(unit.stem)
             else:
                 pending.append(unit)
         groups: dict[tuple, list[Unit]] = defaultdict(list)
         for unit in pending:
             groups[(unit.task.dataset, unit.task.cohort)].append(unit)
+        context = self.context() if groups else None
         for (dataset, cohort), units in groups.items():
             t0 = time.perf_counter()
             try:
                 load = self.load_dataset(dataset, cohort)
             except FocusError as exc:
                 for u in units:
-                    self.report.failed[u.stem] = str(exc)
+                    self.fail_unit(u, str(exc))
                 continue
-            if self.state.is_main_process:
-                for warning in load.warnings:
-                    print(f"focus-eval: {dataset}: {warning}", file=sys.stderr)
-                if load.skipped:
-                    print(f"focus-eval: {dataset}: {len(load.skipped)} label row(s) skipped "
-                          f"('focus-eval datasets check {dataset}' lists them)", file=sys.stderr)
-            encoder_units = [u for u in units if u.method in ("linear_probe", "zero_shot")]
-            prompt_units = [u for u in units if u.method == "prompt"]
-            if encoder_units:
-                self.run_encoder_units(load, encoder_units)
-            if prompt_units:
-                from focus_eval.runner.methods.prompt import run_prompt_units
-
-                run_prompt_units(self, load, prompt_units)
+            self.report_load(load)
+            self.score_dataset(context, load, units)
             self.timings[f"{dataset}:{cohort or 'default'}_s"] = time.perf_counter() - t0
         self.state.wait_for_everyone()
         if self.state.is_main_process:
@@ -249,21 +208,47 @@ class Runner:
             self.report.results = self.collect_results()
         return self.report
 
-    # ----------------------------------------------------------------------------------------------
-    def run_encoder_units(self, load, units: list[Unit]) -> None:
+    def report_load(self, load) -> None:
+        if not self.state.is_main_process:
+            return
+        for warning in load.warnings:
+            print(f"focus-eval: {load.name}: {warning}", file=sys.stderr)
+        if load.skipped:
+            print(f"focus-eval: {load.name}: {len(load.skipped)} label row(s) skipped "
+                  f"('focus-eval datasets check {load.name}' lists them)", file=sys.stderr)
+
+    def score_dataset(self, context: RunContext, load, units: list[Unit]) -> None:
+        """Every pending unit of one dataset: embedding methods share one embedding pass, then each method
+        scores its own units."""
+        by_method: dict[str, list[Unit]] = defaultdict(list)
+        for u in units:
+            by_method[u.method].append(u)
+        embedded = [u for u in units if self.methods[u.method].kind == EMBEDDING]
+        embeddings = self.embed_units(load, embedded) if embedded else None
+        self.dataset_load = load  # the meta of every unit finished below records this load's split policy
+        context = context.with_dataset(load, embeddings)
+        # methods over embeddings first (they need only the main process from here on), as the units are listed
+        order = sorted(by_method, key=lambda m: self.methods[m].kind != EMBEDDING)
+        for name in order:
+            method = self.methods[name]
+            if method.kind == EMBEDDING and (embeddings is None or not self.state.is_main_process):
+                continue
+            method.score(context, by_method[name])
+
+    def embed_units(self, load, units: list[Unit]) -> Embeddings | None:
+        """Embed, once, every image any of ``units`` needs (the splits its method declares)."""
         adapter = self.load_adapter()
         needed: dict[str, Any] = {}
         for u in units:
-            splits = ("train", "val", "test") if u.method == "linear_probe" else ("test",)
-            for split in splits:
+            for split in self.methods[u.method].splits:
                 limit = self.options.limit if split == "test" else None
                 for r in task_records(load, u.task, split, limit):
                     needed[r.image_id] = r
         records = sorted(needed.values(), key=lambda r: r.image_id)
         if not records:
             for u in units:
-                self.report.failed[u.stem] = f"dataset {load.name!r} has no labelled images for {u.task.target}"
-            return
+                self.fail_unit(u, f"dataset {load.name!r} has no labelled images for {u.task.target}")
+            return None
         from focus_eval.resources import cache_dir
         from focus_eval.runner.embed import embed_records
         from focus_eval.runner.embed_cache import EmbeddingCache
@@ -275,94 +260,29 @@ class Runner:
             adapter, records, cache, state=self.state, batch_size=self.batch_size(),
             num_workers=self.num_workers(), prepared_root=prepared, progress=self.progress,
             dtype=self.compute_dtype(), batches=self.batches)
-        if not self.state.is_main_process:
-            return
-        text_cache: dict[tuple, np.ndarray] = {}
-        for unit in units:
-            try:
-                samples, extra = self.score_encoder_unit(load, unit, vectors, errors, text_cache)
-            except FocusError as exc:
-                self.report.failed[unit.stem] = str(exc)
-                continue
-            threshold = age_threshold(task_records(load, unit.task, "test"))
-            extra["split_policy"] = split_summary(load)
-            self.finish_unit(unit, samples, self.meta(unit, threshold, extra))
-
-    def score_encoder_unit(self, load, unit: Unit, vectors, errors, text_cache):
-        task = unit.task
-        test = task_records(load, task, "test", self.options.limit)
-        ok = [r for r in test if r.image_id in vectors]
-        extra: dict[str, Any] = {}
-        scores: dict[str, tuple[float, int]] = {}
-        if ok:
-            x_test = np.stack([vectors[r.image_id] for r in ok])
-            if unit.method == "linear_probe":
-                from focus_eval.runner.methods.linear_probe import fit_predict
-
-                def xy(split):
-                    rows = [r for r in task_records(load, task, split) if r.image_id in vectors]
-                    if not rows:
-                        return None, None
-                    return np.stack([vectors[r.image_id] for r in rows]), np.array([r.label(task.target) for r in rows])
-
-                tx, ty = xy("train")
-                if tx is None:
-                    raise FocusError(f"task {task.name}: no train images could be embedded")
-                vx, vy = xy("val")
-                result = fit_predict(tx, ty, vx, vy, x_test, compat=self.options.probe_compat, seed=self.options.seed)
-                extra.update(result.info, n_train=int(len(ty)), n_val=0 if vy is None else int(len(vy)))
-                probs, preds = result.scores, result.preds
-            else:
-                probs = self.zero_shot(task, x_test, text_cache, extra)
-                preds = (probs >= 0.5).astype(int)
-            scores = {r.image_id: (p, y) for r, p, y in zip(ok, probs, preds)}
-        samples = []
-        for r in test:
-            label = r.label(task.target)
-            if r.image_id in scores:
-                s, p = scores[r.image_id]
-                samples.append(sample_line(r, label, s, p))
-            else:
-                samples.append(sample_line(r, label, None, None, error=errors.get(r.image_id, "not embedded")))
-        return samples, extra
-
-    def zero_shot(self, task, x_test, text_cache, extra) -> np.ndarray:
-        from focus_eval.runner.methods.zero_shot import zero_shot_scores
-
-        adapter = self.adapter
-        prompts = task.zero_shot or {}
-        if not prompts.get("negative") or not prompts.get("positive"):
-            raise FocusError(f"task {task.name} defines no zero_shot prompts")
-        embedded = []
-        for side in ("negative", "positive"):
-            key = tuple(prompts[side])
-            if key not in text_cache:
-                import torch
-
-                with torch.inference_mode():
-                    text_cache[key] = adapter.embed_texts(list(key)).float().cpu().numpy()
-            embedded.append(text_cache[key])
-        if self.options.zs_scale is not None:
-            scale, bias = float(self.options.zs_scale), None
-        else:
-            scale, bias = float(adapter.logit_scale), adapter.logit_bias
-        extra.update(zs_scale=scale, zs_bias=bias, zs_convention="compat" if self.options.zs_scale else "model")
-        return zero_shot_scores(x_test, embedded[0], embedded[1], scale=scale, bias=bias)
+        return Embeddings(vectors, errors)
 
     # ----------------------------------------------------------------------------------------------
-    def finish_unit(self, unit: Unit, samples: list[SampleLine], meta: dict) -> None:
+    def finish_unit(self, unit: Unit, samples: list[SampleLine], extra: dict) -> None:
         """Write the unit's samples and meta atomically, then its results line."""
-        from focus_eval.results.store import upsert_result, write_meta
+        from focus_eval.results.store import write_meta, write_samples
+        from focus_eval.scoring import score_samples
 
-        prompt = unit.method == "prompt"
+        load = self.dataset_load
+        threshold = age_threshold(task_records(load, unit.task, "test"))
+        meta = self.meta(unit, threshold, {**extra, "split_policy": split_summary(load)})
         samples = sorted(samples, key=lambda s: s.image_id)
-        write_jsonl(samples_path(self.model_dir, unit), [s.to_dict(prompt) for s in samples])
-        write_meta(meta_path(self.model_dir, unit), meta)
-        upsert_result(self.model_dir, samples, meta)
+        name, method = unit.task.name, unit.method
+        write_samples(self.layout.samples(name, method), samples, self.methods[method].prompt_fields)
+        write_meta(self.layout.meta(name, method), meta)
+        score_samples(self.layout, samples, meta)
         self.report.finished.append(unit.stem)
         if samples and all(s.error for s in samples):
             # the results line records it; the run still ends non-zero so that nobody mistakes it for a result
             self.report.failed[unit.stem] = f"every test image failed (first: {samples[0].error})"
+
+    def fail_unit(self, unit: Unit, reason: str) -> None:
+        self.report.failed[unit.stem] = reason
 
     def batch_size(self) -> int:
         bs = self.options.batch_size
@@ -397,9 +317,8 @@ class Runner:
         from focus_eval.runner.manifest import build_manifest
 
         manifest = build_manifest(self)
-        stamp = self.started.strftime("%Y%m%dT%H%M%SZ")
-        path = self.model_dir / f"run-{stamp}.json"
-        self.model_dir.mkdir(parents=True, exist_ok=True)
+        path = self.layout.manifest(self.started.strftime("%Y%m%dT%H%M%SZ"))
+        path.parent.mkdir(parents=True, exist_ok=True)
         from focus_eval.results.schema import dumps
 
         path.write_text(dumps(manifest) + "\n", encoding="utf-8")
@@ -408,7 +327,7 @@ class Runner:
     def collect_results(self) -> list[dict]:
         from focus_eval.results.schema import read_jsonl
 
-        path = self.model_dir / "results.jsonl"
+        path = self.layout.results
         names = {u.task.name for u in self.units}
         return [r for r in read_jsonl(path) if r.get("task") in names] if path.is_file() else []
 

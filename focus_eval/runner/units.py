@@ -1,10 +1,11 @@
-"""Units of work: one (task, method) of one model, its output files, and whether a finished copy exists."""
+"""Units of work: one (task, method) of one model, and whether a finished copy of it exists."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
+
+from focus_eval.results.layout import OutputLayout, unit_stem
 
 
 @dataclass
@@ -14,21 +15,13 @@ class Unit:
 
     @property
     def stem(self) -> str:
-        return f"{self.task.name}.{self.method}"
+        return unit_stem(self.task.name, self.method)
 
 
-def samples_path(model_dir: Path, unit: Unit) -> Path:
-    return model_dir / "samples" / f"{unit.stem}.jsonl"
-
-
-def meta_path(model_dir: Path, unit: Unit) -> Path:
-    return model_dir / "samples" / f"{unit.stem}.meta.json"
-
-
-def is_finished(model_dir: Path, unit: Unit, fingerprint: dict) -> bool:
+def is_finished(layout: OutputLayout, unit: Unit, fingerprint: dict) -> bool:
     """A unit is finished when its sample file and meta exist and the meta was written for the same
     task file, preset and scoring options (so a changed task or preset is evaluated again)."""
-    sp, mp = samples_path(model_dir, unit), meta_path(model_dir, unit)
+    sp, mp = layout.samples(unit.task.name, unit.method), layout.meta(unit.task.name, unit.method)
     if not (sp.is_file() and mp.is_file()):
         return False
     try:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from focus_eval.errors import FocusError
+from focus_eval.runner.methods.base import EmbeddingMethod, RunContext
+from focus_eval.runner.units import Unit
 
 C_GRID = (0.001, 0.01, 0.1, 1.0, 10.0)
 
@@ -65,3 +67,27 @@ def fit_predict(train_x, train_y, val_x, val_y, test_x, *, compat: bool = False,
     info = {"probe": "standardised", "C": chosen, "val_auroc": val_scores or None,
             "c_selection": "val_auroc" if has_val else "default (no val split with both classes)"}
     return ProbeResult(clf.predict_proba(x)[:, 1], clf.predict(x), info)
+
+
+class LinearProbe(EmbeddingMethod):
+    """``linear_probe``: fit on the train split's embeddings (C chosen on val), score the test split."""
+
+    name = "linear_probe"
+    splits = ("train", "val", "test")
+    hard_label = "pred = the probe's class"
+
+    def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray, memo: dict):
+        task = unit.task
+
+        def xy(split):
+            rows, x = context.embeddings.matrix(context.records(unit, split))
+            return (None, None) if x is None else (x, np.array([r.label(task.target) for r in rows]))
+
+        tx, ty = xy("train")
+        if tx is None:
+            raise FocusError(f"task {task.name}: no train images could be embedded")
+        vx, vy = xy("val")
+        o = context.options
+        result = fit_predict(tx, ty, vx, vy, x_test, compat=o.probe_compat, seed=o.seed)
+        extra = {**result.info, "n_train": int(len(ty)), "n_val": 0 if vy is None else int(len(vy))}
+        return result.scores, result.preds, extra

@@ -1,0 +1,111 @@
+"""The method interface: what every scoring method declares, the narrow frozen context it runs in, and the
+shared loop of the methods that score cached image embeddings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Callable, ClassVar
+
+import numpy as np
+
+from focus_eval.errors import FocusError
+from focus_eval.results.layout import OutputLayout
+from focus_eval.results.schema import SampleLine
+from focus_eval.runner.records import sample_line, task_records
+from focus_eval.runner.units import Unit
+
+EMBEDDING = "embedding"  # scores vectors the runner computed once per image for every such method
+PROMPT = "prompt"        # runs the model itself on images and prompts
+
+
+@dataclass(frozen=True)
+class Embeddings:
+    """Image vectors of one dataset (``{image_id: vector}``) and the images that could not be embedded."""
+
+    vectors: dict[str, np.ndarray]
+    errors: dict[str, str]
+
+    def matrix(self, records) -> tuple[list, np.ndarray | None]:
+        """The records that have a vector, and their vectors stacked (None when none has one)."""
+        ok = [r for r in records if r.image_id in self.vectors]
+        return ok, (np.stack([self.vectors[r.image_id] for r in ok]) if ok else None)
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """What a method may use of a run. Methods read it; the runner alone owns devices, processes, files."""
+
+    options: Any                      # RunOptions
+    preset: Any                       # Preset
+    state: Any                        # accelerate PartialState
+    layout: OutputLayout
+    batch_size: int
+    num_workers: int
+    batches: Any                      # MemoryAdaptiveBatches
+    progress: Callable[..., Any] | None
+    adapter: Callable[[], Any]        # loads the model on first call
+    finish: Callable[[Unit, list[SampleLine], dict], None]  # write a unit's samples, meta and results line
+    fail: Callable[[Unit, str], None]                       # record why a unit has no results
+    load: Any = None                  # DatasetLoad of the dataset being scored
+    embeddings: Embeddings | None = None
+
+    def records(self, unit: Unit, split: str, limit: bool = False):
+        """The unit's task records of one split; ``limit`` applies ``--limit`` (test images only)."""
+        return task_records(self.load, unit.task, split, self.options.limit if limit else None)
+
+    def with_dataset(self, load, embeddings: Embeddings | None = None) -> "RunContext":
+        return replace(self, load=load, embeddings=embeddings)
+
+
+class Method:
+    """A scoring method. Subclasses set the class attributes and implement ``score``."""
+
+    name: ClassVar[str]
+    kind: ClassVar[str]                            # EMBEDDING or PROMPT
+    splits: ClassVar[tuple[str, ...]] = ("test",)  # the splits whose images it needs
+    hard_label: ClassVar[str]                      # how ``pred`` is decided, recorded in every results line
+    prompt_fields: ClassVar[bool] = False          # whether its sample lines carry p_yes, p_no, text, ...
+
+    def score(self, context: RunContext, units: list[Unit]) -> None:
+        """Score ``units`` (all of this method, all on ``context.load``), calling ``context.finish`` or
+        ``context.fail`` once for each."""
+        raise NotImplementedError
+
+
+class EmbeddingMethod(Method):
+    """A method over cached embeddings: per unit, ``predict`` turns the test vectors into scores and labels."""
+
+    kind = EMBEDDING
+
+    def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray,
+                memo: dict) -> tuple[np.ndarray, np.ndarray, dict]:
+        """(P(positive), hard labels, notes for the results line) for the rows of ``x_test``; ``memo`` lives
+        for one ``score`` call (e.g. text embeddings shared by several tasks)."""
+        raise NotImplementedError
+
+    def score(self, context: RunContext, units: list[Unit]) -> None:
+        memo: dict = {}
+        for unit in units:
+            try:
+                samples, extra = self.score_unit(context, unit, memo)
+            except FocusError as exc:
+                context.fail(unit, str(exc))
+                continue
+            context.finish(unit, samples, extra)
+
+    def score_unit(self, context: RunContext, unit: Unit, memo: dict) -> tuple[list[SampleLine], dict]:
+        target = unit.task.target
+        test = context.records(unit, "test", limit=True)
+        ok, x_test = context.embeddings.matrix(test)
+        scores, extra = {}, {}
+        if ok:
+            probs, preds, extra = self.predict(context, unit, x_test, memo)
+            scores = {r.image_id: (p, y) for r, p, y in zip(ok, probs, preds)}
+        samples = []
+        for r in test:
+            if r.image_id in scores:
+                samples.append(sample_line(r, r.label(target), *scores[r.image_id]))
+            else:
+                reason = context.embeddings.errors.get(r.image_id, "not embedded")
+                samples.append(sample_line(r, r.label(target), None, None, error=reason))
+        return samples, extra

@@ -1,0 +1,42 @@
+"""From a dataset load and a task to the rows a method scores and the sample lines it writes."""
+
+from __future__ import annotations
+
+from focus_eval.results.schema import SampleLine
+
+SPLIT_SUMMARY_KEYS = ("split_source", "seed", "cohort", "split_file", "patient_overlap", "split_file_unlisted",
+                      "split_file_missing", "carved_val_images")
+
+
+def task_records(load, task, split: str, limit: int | None = None):
+    """The task's records of one split (its ``splits`` mapping decides which dataset split that is), in a
+    stable order (image id)."""
+    rows = sorted(task.records(load, split), key=lambda r: r.image_id)
+    return rows[:limit] if limit else rows
+
+
+def split_summary(load) -> dict:
+    """How the dataset was split, recorded with every result (a patient overlap from an external split file
+    included)."""
+    out = {}
+    for k in SPLIT_SUMMARY_KEYS:
+        value = load.metadata.get(k)
+        if value in (None, [], {}):
+            continue
+        # long id lists are summarised: their count and the first few
+        out[k] = {"count": len(value), "first": list(value)[:5]} if isinstance(value, (list, tuple)) else value
+    return out
+
+
+def age_threshold(test_records) -> float | None:
+    """Median age of the task's test split: one threshold per task, the same for every model."""
+    from focus_eval.metrics.fairness import age_threshold as median_age
+
+    return median_age([r.age for r in test_records])
+
+
+def sample_line(record, label: int, score, pred, error: str | None = None, **prompt_fields) -> SampleLine:
+    """One sample line of an image record: its ids and subgroup fields, the label and what the method said."""
+    return SampleLine(image_id=record.image_id, patient_id=record.patient_id, split=record.split, label=label,
+                      score=None if score is None else float(score), pred=None if pred is None else int(pred),
+                      age=record.age, sex=record.sex, quality=record.quality, error=error, **prompt_fields)

@@ -1,0 +1,173 @@
+"""Sample lines + unit meta -> one results line (metrics, bootstrap intervals, fairness, robustness), and the one
+path that writes it into results.jsonl, used by the runner and by ``focus-eval score``. It sits above both the
+metrics (plain functions) and the output store (plain I/O).
+
+Counting rules:
+- n: rows; n_pos: rows with label 1; n_errors: rows with an error; n_unparsed: prompt rows with parsed false.
+- n_valid: rows usable by the score metrics (no error, a score): auroc, auprc, brier, ece.
+- Threshold metrics (accuracy, precision, recall, f1) use rows with no error and a pred that was parsed;
+  their count is ``extra.n_threshold``. Each method states its hard-label rule (``extra.threshold_rule``, from
+  the unit meta); for the prompt method it is the first yes/no of the generated text, while score = p_yes
+  feeds the score metrics. Lines that carry prompt fields get the prompt diagnostics.
+- underpowered: fewer than 10 positives among the rows.
+- Intervals: percentile bootstrap over patients when some image's patient id differs from its image id
+  ("patient_bootstrap"), over images otherwise ("image_bootstrap"); n_boot and seed come from meta.
+All rows of one call must come from one split (the evaluated one, normally test).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from focus_eval.errors import FocusError
+from focus_eval.metrics.arrays import SampleArrays, metric_batch
+from focus_eval.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_weights, ci_method, summarize
+from focus_eval.metrics.fairness import fairness
+from focus_eval.metrics.robustness import robustness
+from focus_eval.results import store
+from focus_eval.results.layout import OutputLayout
+from focus_eval.results.schema import DESCRIPTIVE, METRICS, ResultLine, UnitMeta
+
+UNDERPOWERED_POSITIVES = 10
+LOW_MASS = 0.5
+# meta fields that steer the computation; every other meta field and fingerprint item, and the items of
+# meta.extra, are copied into the results line's extra (computed entries win on a clash)
+CONTROLS = ("age_threshold", "n_boot", "seed", "created", "n_expected", "threshold_rule", "extra")
+PROMPT_FIELDS = ("p_yes", "p_no", "score_norm", "text", "parsed")
+
+
+def _split_of(samples: Sequence[Any]) -> str | None:
+    splits = {s.get("split") if isinstance(s, dict) else s.split for s in samples}
+    if len(splits) > 1:
+        raise ValueError(f"samples mix splits {sorted(map(str, splits))}; evaluate one split at a time")
+    return next(iter(splits)) if splits else None
+
+
+def _prompt_extra(samples: Sequence[Any], arrays: SampleArrays) -> dict[str, Any]:
+    """Agreement of the two decision rules and the yes/no probability mass of the first token."""
+    def get(s, name):
+        return s.get(name) if isinstance(s, dict) else getattr(s, name, None)
+
+    p_yes = np.array([np.nan if get(s, "p_yes") is None else get(s, "p_yes") for s in samples], dtype=float)
+    p_no = np.array([np.nan if get(s, "p_no") is None else get(s, "p_no") for s in samples], dtype=float)
+    mass = p_yes + p_no
+    known = np.isfinite(mass) & ~arrays.error
+    with np.errstate(divide="ignore", invalid="ignore"):
+        first_token_yes = p_yes >= p_no
+    both = known & arrays.has_pred
+    return {
+        "yes_no_agreement": float(np.mean(arrays.pred[both] == first_token_yes[both])) if both.any() else None,
+        "agreement_rule": "pred vs p_yes >= p_no (score_norm >= 0.5)",
+        "yes_no_mass_mean": float(mass[known].mean()) if known.any() else None,
+        "low_mass_share": float(np.mean(mass[known] < LOW_MASS)) if known.any() else None,
+        "low_mass_threshold": LOW_MASS,
+        "unparsed_rate": float(arrays.unparsed.mean()) if arrays.n else None,
+    }
+
+
+def carries_prompt_fields(samples: Sequence[Any]) -> bool:
+    """Whether the lines hold a prompt method's fields (p_yes, parsed, ...): they decide the diagnostics."""
+    for s in samples:
+        values = [s.get(k) for k in PROMPT_FIELDS] if isinstance(s, dict) else [getattr(s, k, None) for k in PROMPT_FIELDS]
+        if any(v is not None for v in values):
+            return True
+    return False
+
+
+def as_meta(meta: UnitMeta | dict[str, Any]) -> UnitMeta:
+    return meta if isinstance(meta, UnitMeta) else UnitMeta.from_dict(meta)
+
+
+def copied_extra(meta: UnitMeta) -> dict[str, Any]:
+    """The meta entries a results line keeps in its extra: options, provenance and the method's own notes."""
+    flat = meta.to_dict()
+    others = {k: v for k, v in flat.items() if k not in DESCRIPTIVE and k not in CONTROLS
+              and not (k == "contamination" and v is None)}
+    return {**others, **(meta.extra or {})}
+
+
+def evaluate_samples(samples: Sequence[Any], meta: UnitMeta | dict[str, Any]) -> ResultLine:
+    """The results line of one (task, method) from its sample lines (SampleLine or dicts) and meta."""
+    meta = as_meta(meta)
+    split = _split_of(samples)
+    arrays = SampleArrays.from_samples(samples)
+    n_boot = int(DEFAULT_N_BOOT if meta.n_boot is None else meta.n_boot)
+    seed = int(DEFAULT_SEED if meta.seed is None else meta.seed)
+    weights = bootstrap_weights(arrays.patient_id, n_boot, seed)
+    metrics, intervals = {}, {}
+    for name in METRICS:
+        metrics[name], intervals[name] = summarize(metric_batch(name, arrays, weights))
+    n_pos = int(arrays.y.sum())
+    extra: dict[str, Any] = {
+        "split": split,
+        "n_threshold": int(arrays.has_pred.sum()),
+        "n_patients": int(len(set(arrays.patient_id))),
+        "seed": seed,
+        "threshold_rule": meta.threshold_rule,
+    }
+    if carries_prompt_fields(samples):
+        extra.update(_prompt_extra(samples, arrays))
+    return ResultLine(
+        **{k: getattr(meta, k) for k in DESCRIPTIVE},
+        n=arrays.n, n_pos=n_pos, n_valid=int(arrays.has_score.sum()), n_unparsed=int(arrays.unparsed.sum()),
+        n_errors=int(arrays.error.sum()), metrics=metrics, ci=intervals,
+        ci_method=ci_method(arrays.image_id, arrays.patient_id), n_boot=n_boot,
+        fairness=fairness(arrays, weights, meta.age_threshold),
+        robustness=robustness(arrays, weights),
+        created=meta.created or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        underpowered=n_pos < UNDERPOWERED_POSITIVES, extra={**copied_extra(meta), **extra},
+    )
+
+
+# ----- into results.jsonl
+
+
+def score_samples(model_dir: Path | OutputLayout, samples: Sequence[Any], meta: UnitMeta | dict[str, Any]) -> ResultLine:
+    """samples + meta -> results line, upserted into results.jsonl (the runner, when a unit finishes)."""
+    meta = as_meta(meta)
+    try:
+        result = evaluate_samples(list(samples), meta)
+    except ValueError as exc:
+        raise FocusError(f"{meta.stem}: cannot score: {exc}") from None
+    store.upsert_line(model_dir, result)
+    return result
+
+
+def score_unit(model_dir: Path | OutputLayout, task: str, method: str) -> ResultLine:
+    """Recompute one (task, method) from its sample and meta files and upsert it into results.jsonl."""
+    layout = store.layout_of(model_dir)
+    meta = store.read_meta(layout.meta(task, method))
+    samples, reason = store.unit_status(layout, meta)
+    if samples is None:
+        raise FocusError(f"{layout.samples(task, method)}: cannot score: {reason}")
+    return score_samples(layout, samples, meta)
+
+
+@dataclass
+class Rescore:
+    """What ``rescore_dir`` did: the results lines written and the units left out, with the reason."""
+
+    results: list[ResultLine] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+def rescore_dir(model_dir: Path | OutputLayout) -> Rescore:
+    """Rebuild <model_dir>/results.jsonl from the samples folder alone: one line per complete unit."""
+    layout = store.layout_of(model_dir)
+    report = Rescore()
+    for _, meta in store.read_units(layout):
+        samples, reason = store.unit_status(layout, meta)
+        if samples is None:
+            report.skipped.append((meta.stem, reason))
+            continue
+        try:
+            report.results.append(evaluate_samples(samples, meta))
+        except ValueError as exc:
+            raise FocusError(f"{layout.samples(meta.task, meta.method)}: {exc}") from None
+    store.write_results(layout, report.results)
+    return report
