@@ -246,6 +246,39 @@ metadata: {label_rule: increased_cup_disc == 1, description: all images}
     assert "glaucoma_brset_all" not in TaskIndex().names
 
 
+def test_shipped_tasks_sit_in_one_folder_per_target_with_its_base(index):
+    for task in index.tasks():
+        folder = Path(task.path).parent
+        assert folder.name == ("synth" if task.dataset.startswith("synth") else task.target), task.path
+        assert (folder / "README.md").is_file() and task.name in (folder / "README.md").read_text()
+        if folder.name != "synth":
+            assert (folder / f"_base_{task.target}.yaml").is_file()
+
+
+def test_includes_by_relative_path_and_by_name_from_a_subfolder(tmp_path):
+    write(tmp_path, "bases/_colour.yaml", "include: ../_top.yaml\ntag: [colour]\n")
+    write(tmp_path, "_top.yaml", "include: _base_referable_dr.yaml\nmetadata: {version: 3}\n")
+    write(tmp_path, "deep/er/referable_dr_idrid_v3.yaml", """
+task: referable_dr_idrid_v3
+include: [../../bases/_colour.yaml]
+dataset: idrid
+metadata: {label_rule: grade >= 2}
+""")
+    task = TaskIndex([tmp_path]).get("referable_dr_idrid_v3")
+    assert (task.target, task.tags, task.version) == ("referable_dr", ("colour",), 3)
+    assert task.render_prompt() == REFERABLE_PROMPT
+    assert task.hash != TaskIndex().get("referable_dr_idrid").hash
+
+
+def test_an_include_name_found_twice_below_a_folder_is_an_error_naming_both(tmp_path):
+    first = write(tmp_path, "a/_twin.yaml", "target: dr\n")
+    second = write(tmp_path, "b/_twin.yaml", "target: glaucoma\n")
+    write(tmp_path, "t_twin.yaml", GOOD.format(name="t_twin").replace("_base_dr.yaml", "_twin.yaml"))
+    with pytest.raises(FocusError, match="'_twin.yaml' is ambiguous") as info:
+        TaskIndex([tmp_path])
+    assert str(first.resolve()) in str(info.value) and str(second.resolve()) in str(info.value)
+
+
 def test_task_file_needs_its_own_name(tmp_path):
     write(tmp_path, "nameless.yaml", "include: _base_dr.yaml\ndataset: idrid\n")
     with pytest.raises(FocusError, match="own 'task: NAME' key"):

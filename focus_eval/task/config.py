@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import os
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -57,14 +58,34 @@ def merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def yaml_files(root: Path) -> list[Path]:
+    """Every ``.yaml``/``.yml`` file under ``root`` at any depth, sorted, skipping hidden and ``__`` folders."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
+        found += [Path(dirpath) / f for f in sorted(filenames) if f.endswith((".yaml", ".yml"))]
+    return found
+
+
 def find_include(name: str, including: Path, roots: Sequence[Path]) -> Path:
-    """An include is looked up next to the including file first, then at the top of each task folder
-    (user folders before the shipped one), so user tasks can include the shipped base files."""
+    """An include is looked up next to the including file first (so ``../dr/_base_dr.yaml`` works), then at
+    the top of each task folder (user folders before the shipped one), then by file name below each task
+    folder, so user tasks can include the shipped base files, which live in the target folders, by name."""
     candidates = [including.parent / name] + [root / name for root in roots]
     for candidate in candidates:
         if candidate.is_file():
             return candidate.resolve()
+    bare = Path(name).name == name  # a plain file name, not a path
+    for root in roots if bare else ():
+        found = [p.resolve() for p in yaml_files(root) if p.name == name]
+        if len(found) > 1:
+            raise FocusError(f"{including}: included file {name!r} is ambiguous: {', '.join(map(str, found))} "
+                             f"(include it by its path relative to {including.parent})")
+        if found:
+            return found[0]
     looked = ", ".join(str(c) for c in candidates)
+    if bare and roots:
+        looked += ", then below " + ", ".join(str(r) for r in roots)
     raise FocusError(f"{including}: included file {name!r} not found (looked in {looked})")
 
 

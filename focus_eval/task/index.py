@@ -25,14 +25,6 @@ SYNTHETIC_WORD = "synth"  # patterns must name it to reach the synthetic dataset
 _PATTERN_CHARS = set("*?[")
 
 
-def _yaml_files(root: Path) -> list[Path]:
-    found = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__")))
-        found += [Path(dirpath) / f for f in sorted(filenames) if f.endswith((".yaml", ".yml"))]
-    return found
-
-
 class TaskIndex:
     """All tasks and groups, loaded and validated up front (a few dozen small YAML files)."""
 
@@ -59,7 +51,7 @@ class TaskIndex:
     # loading
 
     def _load_root(self, root: Path) -> None:
-        for path in _yaml_files(root):
+        for path in task_config.yaml_files(root):
             if path.name == task_config.GROUPS_FILE:
                 for entry in task_config.read_groups(path):
                     self._add_group(build_group(entry, path))
