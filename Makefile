@@ -1,4 +1,5 @@
 # Two entry points for a fresh machine: `make demo` and `make test`. Both create .venv on first use.
+# `make test-fast` leaves out the tests marked slow (the demo, browser, torchrun and end-to-end runs).
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
@@ -11,7 +12,7 @@ $(BIN)/focus-eval: setup.cfg pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
-.PHONY: install demo test browser
+.PHONY: install demo test test-fast browser
 install: $(BIN)/focus-eval
 
 demo: install
@@ -23,3 +24,6 @@ browser:
 
 test: install browser
 	$(BIN)/python -m pytest -q
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not slow"

@@ -17,3 +17,9 @@ if _bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
 
 from browser_support import browser  # noqa: E402,F401  (a fixture: headless Chromium for page tests)
+
+
+def pytest_configure(config):
+    # Registered here so `-m "not slow"` (make test-fast) selects by a known marker, not a typo-prone string.
+    config.addinivalue_line("markers", "slow: takes more than about 3 s (demo, runner end to end, torchrun, "
+                                       "browser, miniature benchmark, sft training); make test-fast skips these")

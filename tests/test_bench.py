@@ -23,6 +23,7 @@ def _items(paths, draft=32):
     return [ImageItem(i, str(i), str(p), draft) for i, p in enumerate(paths)]
 
 
+@pytest.mark.slow
 def test_tiny_bench_runs_both_loops_for_every_workload(tmp_path):
     out = tmp_path / "bench.json"
     env = dict(os.environ, OMP_NUM_THREADS="2", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")

@@ -7,6 +7,8 @@ from focus_eval.cli import main
 from focus_eval.results.schema import read_jsonl, validate_result_dict
 from focus_eval.task import TaskIndex
 
+pytestmark = pytest.mark.slow  # every clinical task on the miniature layouts
+
 
 @pytest.fixture(scope="module")
 def layouts(tmp_path_factory):

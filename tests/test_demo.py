@@ -2,11 +2,14 @@
 
 import json
 
+import pytest
 from browser_support import Visit
 
 from focus_eval.cli import main
 from focus_eval.commands.demo import DEMO_MODELS
 from focus_eval.results.schema import read_jsonl, validate_result_dict
+
+pytestmark = pytest.mark.slow  # the whole demo, then its site in a browser
 
 
 def test_demo_evaluates_every_family_and_builds_a_site_that_opens_cleanly(tmp_path, browser, capsys):

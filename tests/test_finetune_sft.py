@@ -60,6 +60,7 @@ def test_scores(preset, records, images, adapter_dir=None):
 test_scores.__test__ = False  # a helper, not a test
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss_and_raises_test_auroc(trained, data_root):
     log = [json.loads(line) for line in (trained / "training_log.jsonl").read_text().splitlines()]
     train = [row["train_loss"] for row in log if "train_loss" in row]
@@ -78,6 +79,7 @@ def test_training_lowers_the_loss_and_raises_test_auroc(trained, data_root):
     assert after >= 0.9 and after - before >= 0.25, (before, after)
 
 
+@pytest.mark.slow
 def test_adapter_files_record_the_training(trained, data_root):
     info = json.loads((trained / "focus_eval_adapter.json").read_text())
     assert info["status"] == "finished" and info["base_model"] == "tiny-medgemma"
@@ -94,6 +96,7 @@ def test_adapter_files_record_the_training(trained, data_root):
     assert not (trained / "checkpoints").exists()
 
 
+@pytest.mark.slow
 def test_a_finished_adapter_is_kept_and_other_settings_are_refused(trained, data_root, capsys):
     weights = trained / "adapter_model.safetensors"
     stamp = weights.stat().st_mtime_ns
@@ -104,6 +107,7 @@ def test_a_finished_adapter_is_kept_and_other_settings_are_refused(trained, data
     assert "other settings" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_evaluation_with_the_adapter_names_its_training(trained, data_root, tmp_path, capsys):
     args = ["--model", "tiny-medgemma", "--tasks", TASK, "--adapter", str(trained), "--data-root", str(data_root),
             "--output-path", str(tmp_path), "--device", "cpu", "--limit", "4", "--num-workers", "0",
@@ -197,6 +201,7 @@ def test_prompt_token_logits_do_not_change_the_loss():
     assert not torch.isclose(answer_loss(noisy, labels)[0], loss)
 
 
+@pytest.mark.slow
 def test_resume_from_a_checkpoint_gives_the_same_adapter(data_root, tmp_path, capsys):
     from safetensors.torch import load_file
 

@@ -432,6 +432,7 @@ def test_cli_builds_the_site_and_lists_its_inputs(tmp_path, capsys):
     assert "no such file or folder" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_build_of_a_full_grid_takes_seconds(tmp_path):
     models, tasks = data.grid(30, 24, ("linear_probe", "zero_shot"))
     results = data.write_results(tmp_path / "r", models=models, tasks=tasks, shared_samples=True)
@@ -452,6 +453,7 @@ def column_values(page, table: str, header_text: str) -> list:
         f"?? r.cells[{index}].textContent.trim())")
 
 
+@pytest.mark.slow
 def test_every_page_loads_offline_without_errors_or_dialogs(browser, site):
     visit = Visit(browser)
     for page in site.pages:
@@ -460,6 +462,7 @@ def test_every_page_loads_offline_without_errors_or_dialogs(browser, site):
     visit.page.close()
 
 
+@pytest.mark.slow
 def test_clicking_a_header_sorts_numbers_with_missing_values_last(browser, site):
     visit = Visit(browser)
     page = visit.open(site.out_dir / "tasks" / "dr_idrid.html")
@@ -481,6 +484,7 @@ def test_clicking_a_header_sorts_numbers_with_missing_values_last(browser, site)
     visit.page.close()
 
 
+@pytest.mark.slow
 def test_filters_hide_rows(browser, site):
     visit = Visit(browser)
     page = visit.open(site.out_dir / "tasks" / "dr_idrid.html")
@@ -498,6 +502,7 @@ def test_filters_hide_rows(browser, site):
     visit.page.close()
 
 
+@pytest.mark.slow
 def test_charts_are_drawn(browser, site):
     visit = Visit(browser)
     page = visit.open(site.out_dir / "index.html")
@@ -514,6 +519,7 @@ def test_charts_are_drawn(browser, site):
     visit.page.close()
 
 
+@pytest.mark.slow
 def test_hostile_model_name_shows_as_text_and_runs_nothing(browser, site):
     visit = Visit(browser)
     page = visit.open(site.out_dir / "index.html")
@@ -526,6 +532,7 @@ def test_hostile_model_name_shows_as_text_and_runs_nothing(browser, site):
     visit.page.close()
 
 
+@pytest.mark.slow
 def test_overview_screenshot(browser, site, tmp_path):
     from PIL import Image
 
