@@ -6,10 +6,13 @@ import os
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from finetune_fixtures import write_easy_synth
 from focus_eval.cli import main
+
+pytestmark = pytest.mark.slow  # two training processes under torchrun
 
 # dropout 0: every process would otherwise draw its own masks, and the two runs could not be compared
 ARGS = ["--model", "tiny-medgemma", "--dataset", "synth_desktop", "--target", "dr", "--device", "cpu",

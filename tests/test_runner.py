@@ -41,6 +41,7 @@ def samples_of(model_dir: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted((model_dir / "samples").glob("*.jsonl"))}
 
 
+@pytest.mark.slow
 def test_efficientnet_lite0_on_synthetic_tasks(tmp_path, data_root):
     out = tmp_path / "results"
     rc = run_cli("--model", "efficientnet-lite0", "--tasks", "*_synth_desktop", "--data-root", str(data_root),
@@ -103,6 +104,7 @@ def test_each_image_is_embedded_once(tmp_path, data_root, monkeypatch):
         ("glaucoma_synth_desktop", "linear_probe"), ("glaucoma_synth_desktop", "zero_shot")}
 
 
+@pytest.mark.slow
 def test_resume_after_a_kill_gives_the_same_outputs(tmp_path, data_root, monkeypatch):
     common = ["--model", "tiny-vit", "--tasks", TASKS, "--data-root", str(data_root), "--batch-size", "8"]
     assert run_cli(*common, "--output-path", str(tmp_path / "clean"), "--cache-dir", str(tmp_path / "c1")) == 0
@@ -134,6 +136,7 @@ def test_resume_after_a_kill_gives_the_same_outputs(tmp_path, data_root, monkeyp
 
 @pytest.mark.skipif(shutil.which("torchrun") is None and not Path(sys.executable).with_name("torchrun").exists(),
                     reason="torchrun not installed")
+@pytest.mark.slow
 def test_two_processes_match_one(tmp_path, data_root):
     args = ["--model", "tiny-vit", "--tasks", TASKS, "--data-root", str(data_root), "--device", "cpu",
             "--batch-size", "8", "--num-workers", "0", "--n-boot", "200", "--no-progress"]
@@ -174,6 +177,7 @@ def test_external_split_file_is_recorded_and_part_of_resume(tmp_path, data_root,
     assert "already done 0" in out.out and "train" in out.err
 
 
+@pytest.mark.slow
 def test_mllm_prompt_run_resumes_from_its_last_written_sample(tmp_path, data_root, monkeypatch):
     from focus_eval.adapters.mllm import MLLMScorer
 
@@ -212,6 +216,7 @@ def test_mllm_prompt_run_resumes_from_its_last_written_sample(tmp_path, data_roo
     assert results_without_time(resumed) == results_without_time(clean)
 
 
+@pytest.mark.slow
 def test_an_unreadable_image_becomes_a_sample_error_and_the_run_goes_on(tmp_path, data_root):
     from focus_eval.data.registry import load_dataset
 
@@ -231,6 +236,7 @@ def test_an_unreadable_image_becomes_a_sample_error_and_the_run_goes_on(tmp_path
         assert sum(1 for s in samples.values() if s["error"]) == 1
 
 
+@pytest.mark.slow
 def test_batch_size_auto_splits_a_batch_that_runs_out_of_memory(tmp_path, data_root, monkeypatch):
     import torch
 
