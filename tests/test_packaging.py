@@ -50,10 +50,14 @@ def test_a_wheel_carries_tasks_models_and_leaderboard(tmp_path):
             "print(focus_eval.__file__)\n"
             "print(r.resource_dir('tasks'))\n"
             "print(len(TaskIndex().names), len(list_presets()))\n"
-            "print((r.resource_dir('leaderboard') / 'static' / 'leaderboard.js').is_file())")
+            "print((r.resource_dir('leaderboard') / 'static' / 'leaderboard.js').is_file())\n"
+            "print(sorted(p.parent.name for p in r.resource_dir('tasks').glob('*/README.md')))")
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
                          env={"PYTHONPATH": str(site), "PATH": "/usr/bin:/bin"}, check=True).stdout.split("\n")
     assert out[0].startswith(str(site)) and out[1] == str(site / "focus_eval" / "_tasks")
     tasks, presets = map(int, out[2].split())
-    assert tasks == len(list((ROOT / "tasks").glob("[!_]*.yaml"))) and presets == len(list((ROOT / "models").glob("*.yaml")))
+    shipped_tasks = [p for p in (ROOT / "tasks").rglob("*.yaml") if not p.name.startswith("_")]
+    assert tasks == len(shipped_tasks) and presets == len(list((ROOT / "models").glob("*.yaml")))
+    assert any(p.parent != ROOT / "tasks" for p in shipped_tasks)  # the wheel must carry the task subfolders
     assert out[3] == "True"
+    assert out[4] == str(sorted(p.parent.name for p in (ROOT / "tasks").glob("*/README.md")))
