@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import difflib
-import hashlib
-import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
+from focus_eval.registry import suggest
 from focus_eval.resources import resource_dir
 
 FAMILIES = {"vm": ("linear_probe",), "vlm": ("zero_shot", "linear_probe"), "mllm": ("prompt",)}
 DOMAINS = ("general", "ophthalmic", "medical")
-_KNOWN = {"name", "family", "domain", "adapter", "source", "revision", "dtype", "methods", "preprocessing",
-          "gated", "licence", "untrained", "settings", "description", "paper_name", "trust_remote_code",
-          "weights", "weights_sha256", "contamination"}
+# The fields of a preset file; any other ``--model-args`` key goes to ``settings`` (checked by the adapter).
+PRESET_FIELDS = frozenset({"name", "family", "domain", "adapter", "source", "revision", "dtype", "methods",
+                           "preprocessing", "gated", "licence", "untrained", "settings", "description", "paper_name",
+                           "trust_remote_code", "weights", "weights_sha256", "contamination"})
 
 
 @dataclass
@@ -53,7 +53,7 @@ class Preset:
     def hash(self) -> str:
         d = self.to_dict()
         d.pop("path", None)
-        return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+        return json_digest(d)[:16]
 
 
 def preset_files() -> dict[str, Path]:
@@ -91,22 +91,24 @@ def parse_model_args(text: str | None) -> dict[str, Any]:
 def load_preset(name: str, model_args: dict[str, Any] | None = None) -> Preset:
     files = preset_files()
     if name not in files:
-        close = difflib.get_close_matches(name, list(files), n=3, cutoff=0.5)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; 'focus-eval models' lists them"
+        hint = suggest(name, files, cutoff=0.5, listing="'focus-eval models' lists them")
         raise FocusError(f"unknown model {name!r}{hint}")
     path = files[name]
     raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    unknown = set(raw) - _KNOWN
+    unknown = set(raw) - PRESET_FIELDS
     if unknown:
         raise FocusError(f"{path}: unknown preset keys {sorted(unknown)}")
     for key, value in (model_args or {}).items():
         target = raw
         parts = key.split(".")
-        if parts[0] not in _KNOWN:
+        if parts[0] not in PRESET_FIELDS:
             # adapter-specific keys go to settings
             target = raw.setdefault("settings", {})
-        for p in parts[:-1]:
+        for i, p in enumerate(parts[:-1]):
             target = target.setdefault(p, {})
+            if not isinstance(target, dict):
+                raise FocusError(f"--model-args {key}: {'.'.join(parts[:i + 1])} is {target!r} in {path}, "
+                                 f"not a mapping")
         target[parts[-1]] = value
     if raw.get("name") != name:
         raise FocusError(f"{path}: preset name {raw.get('name')!r} does not match its file name {name!r}")

@@ -25,7 +25,7 @@ def pixels(adapter, seeds=(0, 1)):
 
 
 def save_vit(folder: Path, seed: int = 0) -> Path:
-    from focus_eval.adapters.tiny import build_vit
+    from focus_eval.tiny.encoders import build_vit
 
     build_vit(folder, seed=seed)
     return folder

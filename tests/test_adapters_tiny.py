@@ -7,9 +7,9 @@ import pytest
 import torch
 
 from focus_eval.adapters import load_adapter
-from focus_eval.adapters.tiny import MARKER, build_tiny, ensure_tiny
 from focus_eval.errors import FocusError
 from focus_eval.presets import load_preset
+from focus_eval.tiny import MARKER, build_tiny, ensure_tiny
 
 
 @pytest.fixture(autouse=True)
@@ -58,3 +58,30 @@ def test_tiny_presets_load_through_the_hub_code_path_and_are_marked_untrained():
     assert vit.cache_key == load_adapter(load_preset("tiny-vit")).cache_key != clip.cache_key
     with torch.no_grad():
         assert tuple(clip.embed_texts(["a", "b", "c"]).shape) == (3, clip.embed_dim)
+
+
+def test_one_registry_serves_every_tiny_source():
+    from focus_eval.tiny import TINY_MODELS, tiny_names
+
+    assert tiny_names("encoder") == ["tiny-clip", "tiny-vit"]
+    assert tiny_names("mllm") == ["tiny-llava-next", "tiny-medgemma", "tiny-qwen-vl"]
+    assert set(tiny_names()) == set(TINY_MODELS.names())
+    with pytest.raises(FocusError, match="unknown tiny model 'tiny-medgema'; did you mean tiny-medgemma"):
+        load_adapter(load_preset("tiny-medgemma", {"source": "tiny:tiny-medgema"}))
+
+
+def test_a_tiny_model_registered_at_run_time_is_a_preset_source(tmp_path):
+    from focus_eval.tiny import TINY_MODELS, TinyBuilder
+    from focus_eval.tiny.encoders import build_vit
+
+    TINY_MODELS.register("tiny-vit-seed7", TinyBuilder(build_vit, seed=7, version=1, family="encoder"))
+    try:
+        other = load_adapter(load_preset("tiny-vit", {"source": "tiny:tiny-vit-seed7"}))
+    finally:
+        TINY_MODELS.unregister("tiny-vit-seed7")
+    assert (tmp_path / "cache" / "tiny" / "tiny-vit-seed7" / MARKER).is_file()
+    plain = load_adapter(load_preset("tiny-vit"))
+    x = torch.rand(1, 3, 224, 224)
+    with torch.no_grad():
+        assert not torch.allclose(other.embed_images(x), plain.embed_images(x))
+    assert other.cache_key != plain.cache_key

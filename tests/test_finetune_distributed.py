@@ -23,9 +23,9 @@ ARGS = ["--model", "tiny-medgemma", "--dataset", "synth_desktop", "--target", "d
 def test_two_processes_split_the_work_and_write_one_adapter(tmp_path):
     from safetensors.torch import load_file
 
-    from focus_eval.adapters.tiny_mllm import ensure_tiny_mllm
+    from focus_eval.tiny import ensure_tiny
 
-    ensure_tiny_mllm("tiny-medgemma")  # built once here, not by two processes at the same time
+    ensure_tiny("tiny-medgemma")  # built once here, not by two processes at the same time
     write_easy_synth(tmp_path / "data", n=40)
     two = tmp_path / "two"
     env = dict(os.environ, OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")

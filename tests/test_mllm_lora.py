@@ -6,16 +6,16 @@ import torch
 from PIL import Image
 
 from focus_eval.adapters import load_adapter
-from focus_eval.adapters.tiny_mllm import build_tiny_mllm
 from focus_eval.errors import FocusError
 from focus_eval.presets import load_preset
+from focus_eval.tiny import build_tiny
 
 PROMPT = "Does this eye show glaucoma? Respond with yes or no."
 
 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
-    return build_tiny_mllm("tiny-medgemma", tmp_path_factory.mktemp("base") / "tiny-medgemma")
+    return build_tiny("tiny-medgemma", tmp_path_factory.mktemp("base") / "tiny-medgemma")
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +76,7 @@ def test_adapter_for_another_architecture_is_an_error(base, tmp_path):
     from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForImageTextToText
 
-    other = build_tiny_mllm("tiny-llava-next", tmp_path / "other")
+    other = build_tiny("tiny-llava-next", tmp_path / "other")
     model = AutoModelForImageTextToText.from_pretrained(other)
     folder = tmp_path / "llava-lora"
     get_peft_model(model, LoraConfig(r=2, target_modules=["gate_proj"])).save_pretrained(folder)
@@ -85,7 +85,7 @@ def test_adapter_for_another_architecture_is_an_error(base, tmp_path):
 
 
 def test_base_model_names_compare_by_model_name():
-    from focus_eval.adapters.mllm import model_basename
+    from focus_eval.adapters.lora import model_basename
 
     assert model_basename("google/medgemma-4b-it") == "medgemma-4b-it"
     assert model_basename("/models/MedGemma-4b-it/") == "medgemma-4b-it"

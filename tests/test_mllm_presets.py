@@ -5,7 +5,7 @@ import re
 import pytest
 import torch
 
-from focus_eval.adapters import ADAPTERS, _ensure_builtin
+from focus_eval.adapters import ADAPTERS
 from focus_eval.adapters.mllm import choose_attention
 from focus_eval.errors import FocusError
 from focus_eval.presets import load_preset
@@ -55,8 +55,7 @@ def test_adapter_is_registered_without_importing_model_code():
     import subprocess
     import sys
 
-    _ensure_builtin()
-    assert ADAPTERS["hf_mllm"] == "focus_eval.adapters.mllm:HFMLLMAdapter"
+    assert ADAPTERS.target("hf_mllm") == "focus_eval.adapters.mllm:HFMLLMAdapter"
     code = ("import sys, focus_eval.adapters.builtin; "
             "print('focus_eval.adapters.mllm' in sys.modules, 'transformers' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -97,9 +96,9 @@ def test_weights_that_do_not_load_are_an_error(tmp_path):
     from safetensors.torch import load_file, save_file
 
     from focus_eval.adapters import load_adapter
-    from focus_eval.adapters.tiny_mllm import build_tiny_mllm
+    from focus_eval.tiny import build_tiny
 
-    folder = build_tiny_mllm("tiny-llava-next", tmp_path / "m")
+    folder = build_tiny("tiny-llava-next", tmp_path / "m")
     weights = load_file(str(folder / "model.safetensors"))
     dropped = sorted(k for k in weights if "layers.1.mlp.down_proj" in k)[0]
     del weights[dropped]
@@ -120,3 +119,94 @@ def test_source_folder_that_does_not_exist_is_named(tmp_path):
         load_adapter(load_preset("tiny-medgemma", {"source": str(missing)}), "cpu")
     with pytest.raises(FocusError, match="source=DIR"):
         load_adapter(load_preset("tiny-medgemma", {"weights": str(missing)}), "cpu")
+
+
+# ----- settings: declared keys, max_new_tokens
+
+
+@pytest.fixture(scope="module")
+def medgemma(tmp_path_factory):
+    from focus_eval.tiny import build_tiny
+
+    return build_tiny("tiny-medgemma", tmp_path_factory.mktemp("base") / "tiny-medgemma")
+
+
+def test_a_mistyped_setting_is_an_error_naming_it_and_the_valid_ones():
+    from focus_eval.adapters import load_adapter
+    from focus_eval.adapters.mllm import HFMLLMAdapter
+
+    preset = load_preset("tiny-medgemma", {"max_new_tokenz": "3"})
+    with pytest.raises(FocusError) as err:
+        load_adapter(preset, "cpu")
+    message = str(err.value)
+    assert "unknown setting max_new_tokenz for adapter 'hf_mllm'; did you mean max_new_tokens" in message
+    assert set(message.split("Valid settings: ")[1].split(", ")) == set(HFMLLMAdapter.settings_keys)
+    assert {"attn_implementation", "batch_size", "max_new_tokens", "large_model", "finetune"} <= \
+        HFMLLMAdapter.settings_keys
+
+
+@pytest.mark.parametrize("value", [0, -2, 2.5, "many", True, None])
+def test_max_new_tokens_must_be_a_whole_number_of_at_least_one(value):
+    from focus_eval.adapters.mllm import HFMLLMAdapter
+
+    with pytest.raises(FocusError, match=r"settings\.max_new_tokens must be a whole number of at least 1"):
+        HFMLLMAdapter.validate(load_preset("tiny-medgemma", {"max_new_tokens": value}))
+
+
+def test_nested_settings_and_batch_sizes_are_checked():
+    from focus_eval.adapters.mllm import HFMLLMAdapter
+
+    with pytest.raises(FocusError, match="unknown settings.finetune keys per_device_batch_sze"):
+        HFMLLMAdapter.validate(load_preset("tiny-medgemma", {"finetune.per_device_batch_sze": 2}))
+    with pytest.raises(FocusError, match=r"settings\.batch_size must be"):
+        HFMLLMAdapter.validate(load_preset("tiny-medgemma", {"batch_size": {"cuda": 0}}))
+    with pytest.raises(FocusError, match=r"--model-args batch_size\.cuda: batch_size is 16 in \S+, not a mapping"):
+        load_preset("tiny-medgemma", {"batch_size.cuda": 4})
+    HFMLLMAdapter.validate(load_preset("tiny-medgemma", {"batch_size": "8", "max_new_tokens": "3"}))
+
+
+def _generated_lengths(adapter, monkeypatch):
+    """Token counts of every decoded answer (spied on the tokenizer's batch_decode)."""
+    seen = []
+    decode = adapter.tokenizer.batch_decode
+
+    def spy(sequences, **kwargs):
+        seen.extend(len(row) for row in sequences)
+        return decode(sequences, **kwargs)
+
+    monkeypatch.setattr(adapter.tokenizer, "batch_decode", spy)
+    return seen
+
+
+def test_max_new_tokens_sets_the_greedy_answer_length(medgemma, monkeypatch):
+    import numpy as np
+    from PIL import Image
+
+    from focus_eval.adapters import load_adapter
+    from focus_eval.presets import parse_model_args
+
+    rng = np.random.default_rng(3)
+    images = [Image.fromarray(rng.integers(0, 255, (64, 64, 3), dtype=np.uint8)) for _ in range(2)]
+    prompts = ["Does this eye show glaucoma? Respond with yes or no.", "Is there diabetic retinopathy?"]
+    texts = {}
+    for n in (1, 8):
+        preset = load_preset("tiny-medgemma", {"source": str(medgemma), **parse_model_args(f"max_new_tokens={n}")})
+        adapter = load_adapter(preset, "cpu")
+        assert adapter.max_new_tokens == adapter.info["max_new_tokens"] == n
+        lengths = _generated_lengths(adapter, monkeypatch)
+        rows = adapter.score_and_generate_multi(images, [prompts] * 2, max_new_tokens=adapter.max_new_tokens)
+        # without an explicit length the adapter's own setting applies
+        single = adapter.score_and_generate(images, [prompts[0]] * 2)
+        assert lengths and set(lengths) == {n}
+        assert [row["text"] for row in single] == [per_image[0]["text"] for per_image in rows]
+        texts[n] = [row["text"] for per_image in rows for row in per_image]
+    # greedy decoding: the 8-token answers continue the 1-token ones
+    assert all(long.startswith(short) and long != short for short, long in zip(texts[1], texts[8]))
+
+
+def test_max_new_tokens_defaults_to_five(medgemma):
+    from focus_eval.adapters import load_adapter
+
+    preset = load_preset("tiny-medgemma", {"source": str(medgemma)})
+    del preset.settings["max_new_tokens"]
+    assert load_adapter(preset, "cpu").max_new_tokens == 5

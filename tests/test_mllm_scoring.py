@@ -9,11 +9,11 @@ from PIL import Image
 from focus_eval.adapters import load_adapter
 from focus_eval.adapters.mllm import MLLMScorer
 from focus_eval.adapters.mllm_parse import parse_yes_no
-from focus_eval.adapters.tiny_mllm import TINY_MLLMS, build_tiny_mllm
 from focus_eval.errors import FocusError
 from focus_eval.presets import load_preset
+from focus_eval.tiny import build_tiny, tiny_names
 
-NAMES = sorted(TINY_MLLMS)
+NAMES = tiny_names("mllm")
 PROMPTS = [
     "Based on the fundus image, does this eye show glaucoma or glaucomatous optic disc changes?\n\n"
     "Respond with **yes** if glaucoma or suspicious glaucomatous changes are present, or **no** otherwise.",
@@ -25,7 +25,7 @@ PROMPTS = [
 @pytest.fixture(scope="module")
 def folders(tmp_path_factory):
     root = tmp_path_factory.mktemp("tiny-mllm")
-    return {name: build_tiny_mllm(name, root / name) for name in NAMES}
+    return {name: build_tiny(name, root / name) for name in NAMES}
 
 
 @pytest.fixture(scope="module")

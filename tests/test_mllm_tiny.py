@@ -7,15 +7,15 @@ import torch
 from safetensors.torch import load_file
 
 from focus_eval.adapters import load_adapter
-from focus_eval.adapters.tiny_mllm import MARKER, TINY_MLLMS, build_tiny_mllm, ensure_tiny_mllm
 from focus_eval.errors import FocusError
 from focus_eval.presets import load_preset
+from focus_eval.tiny import MARKER, build_tiny, ensure_tiny, tiny_names
 
 
 def test_same_seed_gives_the_same_model_and_tokenizer(tmp_path):
-    first = build_tiny_mllm("tiny-qwen-vl", tmp_path / "a")
-    second = build_tiny_mllm("tiny-qwen-vl", tmp_path / "b")
-    other = build_tiny_mllm("tiny-qwen-vl", tmp_path / "c", seed=7)
+    first = build_tiny("tiny-qwen-vl", tmp_path / "a")
+    second = build_tiny("tiny-qwen-vl", tmp_path / "b")
+    other = build_tiny("tiny-qwen-vl", tmp_path / "c", seed=7)
     a, b, c = (load_file(str(f / "model.safetensors")) for f in (first, second, other))
     assert a.keys() == b.keys()
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -27,23 +27,23 @@ def test_build_leaves_the_callers_random_state_alone(tmp_path):
     torch.manual_seed(0)
     expected = torch.rand(3)
     torch.manual_seed(0)
-    build_tiny_mllm("tiny-llava-next", tmp_path / "m")
+    build_tiny("tiny-llava-next", tmp_path / "m")
     assert torch.equal(torch.rand(3), expected)
 
 
 def test_ensure_builds_once_into_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FOCUS_CACHE", str(tmp_path))
-    folder = ensure_tiny_mllm("tiny-llava-next")
+    folder = ensure_tiny("tiny-llava-next")
     assert folder == tmp_path / "tiny" / "tiny-llava-next"
     assert json.loads((folder / MARKER).read_text())["name"] == "tiny-llava-next"
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
-    assert ensure_tiny_mllm("tiny-llava-next") == folder
+    assert ensure_tiny("tiny-llava-next") == folder
     assert (folder / "model.safetensors").stat().st_mtime_ns == stamp
     leftovers = [p.name for p in (tmp_path / "tiny").iterdir() if p.name.startswith(".") and not p.name.endswith(".lock")]
     assert not leftovers  # no staging folder left behind (the lock file stays, by design)
     # an interrupted build (no marker) is rebuilt
     (folder / MARKER).unlink()
-    ensure_tiny_mllm("tiny-llava-next")
+    ensure_tiny("tiny-llava-next")
     assert (folder / MARKER).is_file()
 
 
@@ -57,11 +57,11 @@ def test_tiny_presets_load_through_the_adapter_registry(tmp_path, monkeypatch):
     assert type(adapter.processor.image_processor).__name__ == "LlavaNextImageProcessor"
 
 
-@pytest.mark.parametrize("name", sorted(TINY_MLLMS))
+@pytest.mark.parametrize("name", tiny_names("mllm"))
 def test_chat_template_follows_the_real_turn_format(tmp_path, name):
     from transformers import AutoProcessor
 
-    processor = AutoProcessor.from_pretrained(build_tiny_mllm(name, tmp_path / name))
+    processor = AutoProcessor.from_pretrained(build_tiny(name, tmp_path / name))
     messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Glaucoma?"}]}]
     text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     expected = {
@@ -78,4 +78,4 @@ def test_chat_template_follows_the_real_turn_format(tmp_path, name):
 
 def test_unknown_tiny_name_is_an_error(tmp_path):
     with pytest.raises(FocusError, match="tiny-unknown"):
-        build_tiny_mllm("tiny-unknown", tmp_path)
+        build_tiny("tiny-unknown", tmp_path)

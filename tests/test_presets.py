@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from focus_eval.adapters import ADAPTERS, _ensure_builtin
+from focus_eval.adapters import ADAPTERS
 from focus_eval.cli import main
 from focus_eval.presets import list_presets, load_preset, preset_files
 
@@ -23,17 +23,12 @@ ENCODERS = {
 
 
 def _adapter_class(preset):
-    import importlib
-
-    _ensure_builtin()
-    module, name = ADAPTERS[preset.adapter].split(":")
-    return getattr(importlib.import_module(module), name)
+    return ADAPTERS.get(preset.adapter)
 
 
 @pytest.mark.parametrize("name", sorted(preset_files()))
 def test_every_preset_loads_and_its_adapter_accepts_it(name):
     preset = load_preset(name)
-    _ensure_builtin()
     assert preset.adapter in ADAPTERS, preset.adapter
     assert preset.licence and preset.description
     cls = _adapter_class(preset)

@@ -1,4 +1,5 @@
-"""The encoder adapter API the runner calls: vision encoders (``vm``) and CLIP-style dual encoders (``vlm``).
+"""What every preset adapter shares (:class:`PresetAdapter`: family check, declared settings, remote-code gate),
+and the encoder adapter API the runner calls: vision encoders (``vm``) and CLIP-style dual encoders (``vlm``).
 
     adapter = load_adapter(preset, device="cpu", trust_remote_code=False)
     adapter.transform          picklable PIL.Image (RGB) -> FloatTensor [3, H, W], the model's own preprocessing
@@ -17,12 +18,66 @@ from __future__ import annotations
 
 from typing import Any, Protocol, runtime_checkable
 
-from focus_eval.adapters.checkpoints import KeyMap, json_digest
+from focus_eval.adapters.checkpoints import KeyMap
 from focus_eval.adapters.preprocessing import ImageTransform, transform_from_preset
+from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
+from focus_eval.registry import suggest
 
 # Settings that steer loading checks only; they never change an embedding, so they stay out of the cache key.
-_NOT_IN_CACHE_KEY = {"check_processor", "trust_pickle"}
+_NOT_IN_CACHE_KEY = frozenset({"check_processor", "trust_pickle"})
+
+
+class PresetAdapter:
+    """The base of every adapter class: the preset's family must be one it serves, every key of
+    ``preset.settings`` (where ``--model-args`` keys that are not preset fields land) must be one it declares,
+    and a preset that runs code from its model repository needs the user's ``--trust-remote-code``."""
+
+    #: preset families this adapter can serve
+    families: tuple[str, ...] = ()
+    #: the settings this adapter class reads; anything else in ``preset.settings`` is a typo and an error
+    settings_keys: frozenset[str] = frozenset()
+
+    def __init__(self, preset, trust_remote_code: bool = False):
+        self.validate(preset)
+        self.preset = preset
+        self.settings: dict[str, Any] = dict(preset.settings or {})
+        self.trust_remote_code = remote_code_allowed(preset, trust_remote_code)
+
+    @classmethod
+    def valid_settings(cls) -> frozenset[str]:
+        return frozenset(cls.settings_keys)
+
+    @classmethod
+    def validate(cls, preset) -> None:
+        """Check the preset against this adapter class without loading anything (typos fail here)."""
+        if preset.family not in cls.families:
+            raise FocusError(f"preset {preset.name!r}: adapter {preset.adapter!r} serves families "
+                             f"{list(cls.families)}, not {preset.family!r}")
+        check_settings(preset, cls.valid_settings())
+
+
+def check_settings(preset, valid: frozenset[str]) -> None:
+    """A FocusError naming every key of ``preset.settings`` outside ``valid``, with a close-name hint (a
+    mistyped preset field such as ``revison`` lands in settings too) and the list of valid settings."""
+    unknown = sorted(set(preset.settings or {}) - set(valid))
+    if not unknown:
+        return
+    from focus_eval.presets import PRESET_FIELDS
+
+    hints = [suggest(key, set(valid) | PRESET_FIELDS) for key in unknown]
+    close = "".join(h for h in hints if h.startswith("; did you mean"))
+    raise FocusError(f"preset {preset.name!r} ({preset.path}): unknown setting{'s' if len(unknown) > 1 else ''} "
+                     f"{', '.join(unknown)} for adapter {preset.adapter!r}{close or '.'} "
+                     f"Valid settings: {', '.join(sorted(valid)) or '(none)'}")
+
+
+def remote_code_allowed(preset, requested: bool) -> bool:
+    """Whether the model repository's own code may run: only when the preset needs it and the user allowed it."""
+    if preset.trust_remote_code and not requested:
+        raise FocusError(f"preset {preset.name!r} runs code from its model repository; "
+                         f"pass --trust-remote-code to allow it")
+    return bool(preset.trust_remote_code and requested)
 
 
 @runtime_checkable
@@ -47,13 +102,12 @@ class DualEncoder(VisionEncoder, Protocol):
     def final_texts(self, texts: list[str]) -> list[str]: ...
 
 
-class EncoderAdapter:
+class EncoderAdapter(PresetAdapter):
     """Shared set-up: preset checks, device, transform, cache key. Subclasses load ``self.model``."""
 
-    #: preset families this adapter can serve (a dual encoder also serves as a plain vision encoder)
-    families: tuple[str, ...] = ("vm",)
-    #: settings this adapter reads; anything else in ``preset.settings`` is a typo and an error
-    settings_keys: frozenset[str] = frozenset()
+    families = ("vm",)  # a dual encoder also serves as a plain vision encoder
+    #: loading checks every encoder understands (they stay out of the cache key)
+    loading_settings: frozenset[str] = _NOT_IN_CACHE_KEY
 
     def __init__(self, preset, device: str = "cpu", trust_remote_code: bool = False, adapter_dir=None,
                  **unused: Any):
@@ -63,11 +117,8 @@ class EncoderAdapter:
             raise FocusError(f"preset {preset.name!r}: --adapter (LoRA) applies to multimodal LLM presets only")
         if unused:
             raise FocusError(f"preset {preset.name!r}: unsupported adapter options {sorted(unused)}")
-        self.validate(preset)
-        self.preset = preset
-        self.settings: dict[str, Any] = dict(preset.settings or {})
+        super().__init__(preset, trust_remote_code)
         self.device = torch.device(device)
-        self.trust_remote_code = self._remote_code(trust_remote_code)
         self.transform = transform_from_preset(preset)
         self.load_notes: list[str] = []
         self.weights_sha256: str | None = None
@@ -79,15 +130,13 @@ class EncoderAdapter:
         self.cache_key = self._cache_key()
 
     @classmethod
+    def valid_settings(cls) -> frozenset[str]:
+        return frozenset(cls.settings_keys) | cls.loading_settings
+
+    @classmethod
     def validate(cls, preset) -> None:
         """Check a preset's settings and preprocessing without loading anything (typos fail here)."""
-        if preset.family not in cls.families:
-            raise FocusError(f"preset {preset.name!r}: adapter {preset.adapter!r} serves families "
-                             f"{list(cls.families)}, not {preset.family!r}")
-        unknown = set(preset.settings or {}) - set(cls.settings_keys) - _NOT_IN_CACHE_KEY
-        if unknown:
-            raise FocusError(f"preset {preset.name!r} ({preset.path}): unknown settings {sorted(unknown)} for "
-                             f"adapter {preset.adapter!r}; known: {sorted(cls.settings_keys)}")
+        super().validate(preset)
         transform_from_preset(preset)
         if "checkpoint" in (preset.settings or {}):
             KeyMap.from_settings(preset.settings["checkpoint"], f"preset {preset.name!r}")
@@ -104,12 +153,6 @@ class EncoderAdapter:
         raise NotImplementedError
 
     # -- shared -----------------------------------------------------------------------------------
-    def _remote_code(self, requested: bool) -> bool:
-        if self.preset.trust_remote_code and not requested:
-            raise FocusError(f"preset {self.preset.name!r} runs code from its model repository; "
-                             f"pass --trust-remote-code to allow it")
-        return bool(self.preset.trust_remote_code and requested)
-
     def _cache_key(self) -> str:
         p = self.preset
         payload = {"adapter": p.adapter, "source": p.source, "revision": self.resolved_revision,

@@ -2,7 +2,6 @@
 
 from focus_eval.adapters import register
 
-# Filled by each adapter module's author: register("hf_vision", "focus_eval.adapters.hf_vision:HFVisionAdapter")
 register("hf_mllm", "focus_eval.adapters.mllm:HFMLLMAdapter")
 register("hf_vision", "focus_eval.adapters.hf_vision:HFVisionAdapter")
 register("hf_clip", "focus_eval.adapters.hf_clip:HFDualEncoderAdapter")

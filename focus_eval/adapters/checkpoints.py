@@ -1,29 +1,27 @@
-"""Finding weights (hub, local folder, packaged file, tiny model) and loading publisher checkpoints strictly."""
+"""Finding weights (hub, local folder, packaged file, tiny model) and loading weights strictly: one rule, for
+publisher checkpoints and ``from_pretrained`` reports alike, turns any key outside a preset's allow-lists into
+an error naming the keys."""
 
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import importlib.util
-import json
-import os
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Iterable
 
+from focus_eval.digests import cached_file_sha256
 from focus_eval.errors import FocusError
-from focus_eval.resources import cache_dir
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.\-]*/[\w.\-]+$")
 
 
 # ---------------------------------------------------------------------------------------------- sources
-def resolve_source(preset, build_tiny: Callable[[str], Path] | None = None) -> tuple[str, str | None]:
+def resolve_source(preset) -> tuple[str, str | None]:
     """(local folder or hub id, revision) that ``from_pretrained`` should read for this preset. A
-    ``tiny:<name>`` source is built offline on first use by ``build_tiny`` (default: the tiny vision and CLIP
-    models of ``focus_eval.adapters.tiny``)."""
+    ``tiny:<name>`` source is built offline on first use, by its builder in ``focus_eval.tiny``."""
     if preset.weights:
         raise FocusError(f"preset {preset.name!r} loads a whole model folder, not one weights file: pass "
                          f"--model-args source=DIR instead of weights=PATH")
@@ -32,10 +30,9 @@ def resolve_source(preset, build_tiny: Callable[[str], Path] | None = None) -> t
         raise FocusError(f"preset {preset.name!r} has no source; pass --model-args source=DIR")
     source = str(source)
     if source.startswith("tiny:"):
-        if build_tiny is None:
-            from focus_eval.adapters.tiny import ensure_tiny as build_tiny
+        from focus_eval.tiny import ensure_tiny
 
-        return str(build_tiny(source[len("tiny:"):])), None
+        return str(ensure_tiny(source[len("tiny:"):])), None
     path = Path(source).expanduser()
     if path.is_dir():
         return str(path.resolve()), None
@@ -108,37 +105,9 @@ def resolved_revision(source: str, revision: str | None) -> str | None:
         return revision
 
 
-# ---------------------------------------------------------------------------------------------- digests
-def file_sha256(path: str | os.PathLike) -> str:
-    """sha256 of a file, remembered per (path, size, mtime) so large checkpoints are hashed once."""
-    path = Path(path).resolve()
-    stat = path.stat()
-    key = hashlib.sha256(f"{path}|{stat.st_size}|{stat.st_mtime_ns}".encode()).hexdigest()
-    memo = cache_dir("sha256") / f"{key}.txt"
-    if memo.is_file():
-        return memo.read_text().strip()
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 22), b""):
-            digest.update(chunk)
-    value = digest.hexdigest()
-    memo.write_text(value)
-    return value
-
-
-def folder_digest(folder: str | os.PathLike) -> str:
-    """A digest of a local model folder's weight and config files (names and contents)."""
-    folder = Path(folder)
-    parts = []
-    for path in sorted(folder.rglob("*")):
-        if path.is_file() and path.suffix in {".safetensors", ".bin", ".pth", ".pt", ".json"}:
-            parts.append(f"{path.relative_to(folder)}:{file_sha256(path)}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
 def verify_sha256(preset, path: Path) -> str:
     """Hash ``path`` and compare with the preset's ``weights_sha256`` when it declares one."""
-    digest = file_sha256(path)
+    digest = cached_file_sha256(path)
     expected = preset.weights_sha256
     if expected and digest != str(expected).lower():
         raise FocusError(f"preset {preset.name!r}: {path} has sha256 {digest}, expected {expected}; a different "
@@ -237,7 +206,9 @@ def map_keys(state: dict, keymap: KeyMap) -> tuple[dict, list[str]]:
     return out, dropped
 
 
-def _matches(key: str, patterns: list[str]) -> bool:
+def _matches(key: str, patterns: Iterable[str], regex: bool = False) -> bool:
+    if regex:
+        return any(re.search(p, key) for p in patterns)
     return any(fnmatch.fnmatchcase(key, p) for p in patterns)
 
 
@@ -245,6 +216,26 @@ def _listing(keys, limit: int = 25) -> str:
     keys = sorted(keys)
     more = f" ... and {len(keys) - limit} more" if len(keys) > limit else ""
     return ", ".join(keys[:limit]) + more
+
+
+def check_loaded_keys(where: str, *, missing: Iterable = (), unexpected: Iterable = (), mismatched: Iterable = (),
+                      errors: Iterable = (), allow_missing: Iterable[str] = (), allow_unexpected: Iterable[str] = (),
+                      allow_mismatched: Iterable[str] = (), regex: bool = False,
+                      problem: str = "weights did not load") -> None:
+    """The strict-loading rule of every adapter family: a missing, unexpected or shape-mismatched key outside
+    its allow-list, or a loader error, is a FocusError that names the keys. Allow-lists hold glob patterns
+    (``pooler.*``), or regular expressions searched in the key when ``regex``."""
+    parts = []
+    for label, keys, allowed in (("missing keys", missing, allow_missing),
+                                 ("unexpected keys", unexpected, allow_unexpected),
+                                 ("mismatched shapes", mismatched, allow_mismatched)):
+        allowed = list(allowed or ())
+        bad = [str(k) for k in keys or () if not _matches(str(k), allowed, regex)]
+        if bad:
+            parts.append(f"{label} ({len(bad)}): {_listing(bad)}")
+    parts += [str(e) for e in errors or ()]
+    if parts:
+        raise FocusError(f"{where}: {problem}: " + "; ".join(parts))
 
 
 def load_state_strict(module, state: dict, keymap: KeyMap, where: str) -> list[str]:
@@ -257,15 +248,9 @@ def load_state_strict(module, state: dict, keymap: KeyMap, where: str) -> list[s
     if keymap.mapping == "ordered":
         state = _ordered(state, target, where)
         notes.append("checkpoint tensors mapped onto the model in order, shapes checked one by one")
-    unexpected = [k for k in state if k not in target]
-    missing = [k for k in target if k not in state and not _matches(k, keymap.allow_missing)]
-    if unexpected or missing:
-        parts = []
-        if missing:
-            parts.append(f"missing keys ({len(missing)}): {_listing(missing)}")
-        if unexpected:
-            parts.append(f"unexpected keys ({len(unexpected)}): {_listing(unexpected)}")
-        raise FocusError(f"{where}: the checkpoint does not match the model: " + "; ".join(parts))
+    check_loaded_keys(where, missing=[k for k in target if k not in state],
+                      unexpected=[k for k in state if k not in target], allow_missing=keymap.allow_missing,
+                      problem="the checkpoint does not match the model")
     for key, value in list(state.items()):
         if tuple(value.shape) == tuple(target[key].shape):
             continue
@@ -327,24 +312,10 @@ def hf_load(loader, preset, source: str, revision: str | None, **kwargs):
                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}).{gated}") from None
 
 
-def check_hf_loading(info: dict, allow_missing: list[str], allow_unexpected: list[str], where: str) -> None:
-    """Turn a transformers loading report into a FocusError unless every deviation is allow-listed."""
-    missing = [k for k in info.get("missing_keys", []) if not _matches(k, allow_missing)]
-    unexpected = [k for k in info.get("unexpected_keys", []) if not _matches(k, allow_unexpected)]
-    mismatched = [str(k) for k in info.get("mismatched_keys", [])]
-    errors = [str(e) for e in info.get("error_msgs", [])]
-    parts = []
-    if missing:
-        parts.append(f"missing keys ({len(missing)}): {_listing(missing)}")
-    if unexpected:
-        parts.append(f"unexpected keys ({len(unexpected)}): {_listing(unexpected)}")
-    if mismatched:
-        parts.append(f"mismatched shapes: {_listing(mismatched)}")
-    if errors:
-        parts.append("; ".join(errors))
-    if parts:
-        raise FocusError(f"{where}: weights did not load: " + "; ".join(parts))
-
-
-def json_digest(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+def check_hf_loading(info: dict, allow_missing: Iterable[str], allow_unexpected: Iterable[str], where: str, *,
+                     allow_mismatched: Iterable[str] = (), regex: bool = False) -> None:
+    """:func:`check_loaded_keys` over a ``from_pretrained(..., output_loading_info=True)`` report."""
+    check_loaded_keys(where, missing=info.get("missing_keys"), unexpected=info.get("unexpected_keys"),
+                      mismatched=info.get("mismatched_keys"), errors=info.get("error_msgs"),
+                      allow_missing=allow_missing, allow_unexpected=allow_unexpected,
+                      allow_mismatched=allow_mismatched, regex=regex)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from focus_eval.adapters.base import DualEncoderAdapter
-from focus_eval.adapters.checkpoints import (check_hf_loading, folder_digest, hf_load, resolve_source,
-                                             resolved_revision)
+from focus_eval.adapters.checkpoints import check_hf_loading, hf_load, resolve_source, resolved_revision
 from focus_eval.adapters.preprocessing import check_against_processor
+from focus_eval.digests import folder_digest
 from focus_eval.errors import FocusError
 
 

@@ -9,9 +9,7 @@ The runner owns batching and devices; this module turns one batch of (image, pro
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -19,6 +17,8 @@ from typing import Any, Sequence
 import torch
 
 from focus_eval.adapters import checkpoints
+from focus_eval.adapters.base import PresetAdapter
+from focus_eval.adapters.lora import load_lora
 from focus_eval.adapters.mllm_parse import NO_WORDS, YES_WORDS, parse_yes_no, single_token_variants
 from focus_eval.adapters.mllm_prefix import greedy_continue, plan_shared_prefix, run_shared_prefix
 from focus_eval.errors import FocusError
@@ -33,6 +33,9 @@ _TEXT_KEYS = ("input_ids", "attention_mask", "token_type_ids", "mm_token_type_id
 
 class MLLMScorer:
     """Yes/no scoring and greedy answers over a loaded model and its processor (no loading, no batching policy)."""
+
+    #: greedy answer length when a call gives none
+    max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS
 
     def __init__(self, model, processor, device: str | torch.device = "cpu", dtype: torch.dtype | None = None,
                  max_visual_tokens: int | None = None, share_prefix: bool = True):
@@ -146,18 +149,18 @@ class MLLMScorer:
             return []
         return self.answer_scores(self.first_token_logits(self.encode(images, prompts)))
 
-    def generate(self, images: Sequence, prompts: Sequence[str],
-                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> list[str]:
+    def generate(self, images: Sequence, prompts: Sequence[str], max_new_tokens: int | None = None) -> list[str]:
         """Greedy answers (a few tokens), batched and left-padded; special tokens removed."""
         return [row["text"] for row in self.score_and_generate(images, prompts, max_new_tokens)]
 
     def score_and_generate(self, images: Sequence, prompts: Sequence[str],
-                           max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> list[dict[str, Any]]:
+                           max_new_tokens: int | None = None) -> list[dict[str, Any]]:
         """Scores and greedy text from one prefill: the first decoding step's logits are the first-token
-        distribution. Per row: ``{"p_yes", "p_no", "score_norm", "text"}``."""
+        distribution. Per row: ``{"p_yes", "p_no", "score_norm", "text"}``; at most ``max_new_tokens`` tokens
+        (default ``self.max_new_tokens``)."""
         if not len(images):
             return []
-        return self._decode(self.encode(images, prompts), max_new_tokens)
+        return self._decode(self.encode(images, prompts), self._answer_length(max_new_tokens))
 
     def score_yes_no_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]]
                            ) -> list[list[dict[str, float]]]:
@@ -174,11 +177,12 @@ class MLLMScorer:
         return _unflatten(self.answer_scores(logits), batch.shape)
 
     def score_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
-                                 max_new_tokens: int = DEFAULT_MAX_NEW_TOKENS) -> list[list[dict[str, Any]]]:
+                                 max_new_tokens: int | None = None) -> list[list[dict[str, Any]]]:
         """``score_and_generate`` for several prompts per image, each image encoded once."""
         batch = self._multi_batch(images, prompts_per_image)
         if batch is None:
             return [[] for _ in images]
+        max_new_tokens = self._answer_length(max_new_tokens)
         plan = self._prefix_plan(batch, max_new_tokens)
         if plan is None:
             rows = self._decode(batch.rows, max_new_tokens, _select_images(batch.features, batch.slots))
@@ -192,6 +196,9 @@ class MLLMScorer:
         return _unflatten(rows, batch.shape)
 
     # ----- internals
+
+    def _answer_length(self, max_new_tokens: int | None) -> int:
+        return self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
 
     def _multi_batch(self, images, prompts_per_image) -> "_MultiBatch | None":
         if len(images) != len(prompts_per_image):
@@ -355,43 +362,78 @@ def choose_attention(preference: str | Sequence[str] | None, device: torch.devic
     return "sdpa"
 
 
-def _tiny_mllm(name: str) -> Path:
-    """Build (once, offline) the tiny multimodal LLM a ``tiny:<name>`` source names."""
-    from focus_eval.adapters.tiny_mllm import ensure_tiny_mllm
+MLLM_SETTINGS = frozenset({"attn_implementation", "processor", "max_visual_tokens", "share_prefix",
+                           "allowed_missing_keys", "batch_size", "max_new_tokens", "large_model", "finetune"})
+FINETUNE_SETTINGS = frozenset({"per_device_batch_size", "gradient_accumulation_steps", "target_modules",
+                               "modules_to_save"})
 
-    return ensure_tiny_mllm(name)
 
-
-class HFMLLMAdapter(MLLMScorer):
+class HFMLLMAdapter(PresetAdapter, MLLMScorer):
     """A preset's multimodal LLM loaded with ``AutoModelForImageTextToText`` and ``AutoProcessor``.
 
     ``adapter_dir`` loads a peft LoRA adapter on top of the base model; any failure is a FocusError.
+    ``max_new_tokens`` (preset setting, default 5) is the length of the greedy answers.
     """
+
+    families = ("mllm",)
+    settings_keys = MLLM_SETTINGS
+
+    @classmethod
+    def validate(cls, preset) -> None:
+        super().validate(preset)
+        settings = preset.settings or {}
+        max_new_tokens_of(preset)
+        batch = settings.get("batch_size")
+        for value in (batch.values() if isinstance(batch, dict) else [] if batch is None else [batch]):
+            positive_int(preset, "batch_size", value)
+        unknown = sorted(set(settings.get("finetune") or {}) - FINETUNE_SETTINGS)
+        if unknown:
+            raise FocusError(f"preset {preset.name!r} ({preset.path}): unknown settings.finetune keys "
+                             f"{', '.join(unknown)}; valid: {', '.join(sorted(FINETUNE_SETTINGS))}")
 
     def __init__(self, preset, device: str = "cpu", adapter_dir: str | Path | None = None,
                  trust_remote_code: bool = False):
-        from transformers import AutoModelForImageTextToText, AutoProcessor
-        from transformers.utils import logging as hf_logging
-
-        self.preset = preset
+        PresetAdapter.__init__(self, preset, trust_remote_code)
         self.name = preset.name
-        settings = dict(preset.settings or {})
+        settings = self.settings
         device = torch.device(device)
-        if preset.trust_remote_code and not trust_remote_code:
-            raise FocusError(f"preset {preset.name!r} needs remote code; pass --trust-remote-code to allow it")
-        remote = bool(preset.trust_remote_code and trust_remote_code)
         # float32 on CPU: bf16 matrix products are slow there and tests compare numbers at 1e-4
         dtype = getattr(torch, preset.dtype) if device.type == "cuda" else torch.float32
         attention = choose_attention(settings.get("attn_implementation"), device)
-        source, revision = checkpoints.resolve_source(preset, build_tiny=_tiny_mllm)
-        processor_kwargs = dict(settings.get("processor") or {})
+        source, revision = checkpoints.resolve_source(preset)
+        processor, model = self._load(source, revision, dtype, attention, device)
+        self.adapter_id: str | None = None
+        self.adapter_path: str | None = None
+        if adapter_dir is not None:
+            model, self.adapter_id, self.adapter_path = load_lora(model, adapter_dir, source)
+        model.to(device)
+        MLLMScorer.__init__(self, model, processor, device=device, dtype=dtype,
+                            max_visual_tokens=settings.get("max_visual_tokens"),
+                            share_prefix=bool(settings.get("share_prefix", True)))
+        self.batch_size_hint = settings.get("batch_size")
+        self.max_new_tokens = max_new_tokens_of(preset)
+        self.info = {
+            "source": source, "revision": revision, "dtype": str(dtype).replace("torch.", ""),
+            "attn_implementation": attention, "device": str(device), "adapter": self.adapter_id,
+            "adapter_path": self.adapter_path, "image_processor": type(processor.image_processor).__name__,
+            "image_size": _json_size(getattr(processor.image_processor, "size", None)),
+            "answer_tokens": {k: dict(v) for k, v in self.answer_variants.items()},
+            "max_new_tokens": self.max_new_tokens,
+        }
+
+    def _load(self, source: str, revision: str | None, dtype, attention: str, device: torch.device):
+        """(processor, model) from ``source``, weights checked strictly against the preset's allow-list."""
+        from transformers import AutoModelForImageTextToText, AutoProcessor
+        from transformers.utils import logging as hf_logging
+
+        preset, remote = self.preset, self.trust_remote_code
         # On a GPU the weights load straight onto it (a 27B model never passes through host memory as a whole).
         placement = {"device_map": {"": str(device)}} if device.type == "cuda" else {}
         bars_were_on = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()
         try:
             processor = AutoProcessor.from_pretrained(source, revision=revision, trust_remote_code=remote,
-                                                      **processor_kwargs)
+                                                      **dict(self.settings.get("processor") or {}))
             model, info = AutoModelForImageTextToText.from_pretrained(
                 source, revision=revision, dtype=dtype, attn_implementation=attention, trust_remote_code=remote,
                 output_loading_info=True, **placement)
@@ -403,24 +445,26 @@ class HFMLLMAdapter(MLLMScorer):
         finally:
             if bars_were_on:
                 hf_logging.enable_progress_bar()
-        _check_loading(info, settings.get("allowed_missing_keys", []), preset.name, source)
-        self.adapter_id: str | None = None
-        self.adapter_path: str | None = None
-        if adapter_dir is not None:
-            model, self.adapter_id, self.adapter_path = load_lora(model, adapter_dir, source)
-        model.to(device)
-        super().__init__(model, processor, device=device, dtype=dtype,
-                         max_visual_tokens=settings.get("max_visual_tokens"),
-                         share_prefix=bool(settings.get("share_prefix", True)))
-        self.batch_size_hint = settings.get("batch_size")
-        self.max_new_tokens = int(settings.get("max_new_tokens", DEFAULT_MAX_NEW_TOKENS))
-        self.info = {
-            "source": source, "revision": revision, "dtype": str(dtype).replace("torch.", ""),
-            "attn_implementation": attention, "device": str(device), "adapter": self.adapter_id,
-            "adapter_path": self.adapter_path, "image_processor": type(processor.image_processor).__name__,
-            "image_size": _json_size(getattr(processor.image_processor, "size", None)),
-            "answer_tokens": {k: dict(v) for k, v in self.answer_variants.items()},
-        }
+        # The preset's allow-list holds regular expressions and covers every kind of deviation.
+        allowed = list(self.settings.get("allowed_missing_keys") or [])
+        checkpoints.check_hf_loading(info, allowed, allowed, f"model {preset.name!r} from {source}",
+                                     allow_mismatched=allowed, regex=True)
+        return processor, model
+
+
+def positive_int(preset, key: str, value: Any) -> int:
+    """``value`` as a whole number of at least 1 (``--model-args`` may give it as text), else a FocusError."""
+    text = value.strip() if isinstance(value, str) else None
+    if isinstance(value, bool) or not (isinstance(value, int) or (text and text.isdigit())) or int(value) < 1:
+        raise FocusError(f"preset {preset.name!r}: settings.{key} must be a whole number of at least 1, "
+                         f"got {value!r}")
+    return int(value)
+
+
+def max_new_tokens_of(preset) -> int:
+    """The greedy answer length: ``settings.max_new_tokens`` (``--model-args max_new_tokens=N``), default 5."""
+    return positive_int(preset, "max_new_tokens", (preset.settings or {}).get("max_new_tokens",
+                                                                              DEFAULT_MAX_NEW_TOKENS))
 
 
 def _json_size(size) -> Any:
@@ -429,77 +473,3 @@ def _json_size(size) -> Any:
     if hasattr(size, "items"):
         return {k: v for k, v in dict(size).items() if v is not None}
     return {k: v for k, v in vars(size).items() if v is not None} if hasattr(size, "__dict__") else str(size)
-
-
-def _check_loading(info: dict, allowed: Sequence[str], name: str, source: str) -> None:
-    """Strict loading: missing, unexpected or mismatched weights are an error unless a preset allows them."""
-    patterns = [re.compile(p) for p in allowed]
-    problems = []
-    for kind in ("missing_keys", "unexpected_keys", "mismatched_keys"):
-        keys = [str(k) for k in info.get(kind) or []]
-        bad = [k for k in keys if not any(p.search(k) for p in patterns)]
-        if bad:
-            problems.append(f"{len(bad)} {kind.replace('_', ' ')} (e.g. {', '.join(sorted(bad)[:3])})")
-    if problems:
-        raise FocusError(f"model {name!r} from {source}: weights did not load: {'; '.join(problems)}")
-
-
-def model_basename(name_or_path: str) -> str:
-    """``google/medgemma-4b-it``, ``/models/medgemma-4b-it`` and a Hub cache snapshot of it all give
-    ``medgemma-4b-it``."""
-    parts = [p for p in str(name_or_path).replace("\\", "/").split("/") if p]
-    for i, part in enumerate(parts):
-        if part.startswith("models--") and i + 1 < len(parts) and parts[i + 1] == "snapshots":
-            return part.split("--")[-1].lower()
-    return parts[-1].lower() if parts else ""
-
-
-def _check_adapter_base(path: Path, base: str, where: str) -> None:
-    """An adapter trained on another model can still fit by shape (layers of the same width), so the base
-    model named in adapter_config.json must be the one being evaluated."""
-    import json
-
-    try:
-        config = json.loads((path / "adapter_config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise FocusError(f"{where}: unreadable adapter_config.json: {exc}") from exc
-    if not isinstance(config, dict):
-        raise FocusError(f"{where}: adapter_config.json is not a JSON object")
-    trained_on = config.get("base_model_name_or_path")
-    if trained_on and model_basename(trained_on) != model_basename(base):
-        raise FocusError(f"{where}: trained on {trained_on!r}, but the model being evaluated is {base!r}")
-
-
-def load_lora(model, adapter_dir: str | Path, base: str):
-    """Apply the peft LoRA adapter in ``adapter_dir`` to ``model`` and merge it; returns (model, id, path).
-
-    Every tensor in the adapter file must find its place in the model, and the adapter must change weights:
-    an adapter that fails to load is an error, never a silent evaluation of the base model.
-    """
-    path = Path(adapter_dir).expanduser().resolve()
-    where = f"adapter {path}"
-    if not path.is_dir():
-        raise FocusError(f"{where}: not a folder")
-    if not (path / "adapter_config.json").is_file():
-        raise FocusError(f"{where}: no adapter_config.json (expected a folder written by peft's save_pretrained)")
-    weights = next((path / n for n in ("adapter_model.safetensors", "adapter_model.bin") if (path / n).is_file()),
-                   None)
-    if weights is None:
-        raise FocusError(f"{where}: no adapter_model.safetensors or adapter_model.bin")
-    _check_adapter_base(path, base, where)
-    try:
-        from peft import PeftModel
-        from peft.utils import get_peft_model_state_dict, load_peft_weights
-
-        peft_model = PeftModel.from_pretrained(model, str(path), is_trainable=False)
-        stored = set(load_peft_weights(str(path), device="cpu"))
-        placed = set(get_peft_model_state_dict(peft_model))
-    except Exception as exc:  # peft raises many types (ValueError, KeyError, RuntimeError, safetensors errors)
-        raise FocusError(f"{where}: cannot be loaded onto {base}: {type(exc).__name__}: {exc}") from exc
-    unplaced, missing = stored - placed, placed - stored
-    if unplaced or missing:
-        detail = ", ".join(sorted(unplaced or missing)[:3])
-        raise FocusError(f"{where}: adapter weights do not match {base} "
-                         f"({len(unplaced)} unused, {len(missing)} missing; e.g. {detail})")
-    digest = hashlib.sha256(weights.read_bytes()).hexdigest()[:12]
-    return peft_model.merge_and_unload(), f"{path.name}@{digest}", str(path)

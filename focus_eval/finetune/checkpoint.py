@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from focus_eval.adapters.lora import CHECKPOINTS_DIR
 from focus_eval.errors import FocusError
-from focus_eval.finetune.artifacts import CHECKPOINTS_DIR
 
 STATE_FILE = "state.json"  # written last: a folder with it is complete
 WEIGHTS_FILE = "adapter_weights.safetensors"

@@ -10,12 +10,12 @@ an assistant turn holding the answer word (for example ``yes<end_of_turn>``), wi
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import torch
 
+from focus_eval.digests import text_sha256
 from focus_eval.errors import FocusError
 
 IGNORE_INDEX = -100
@@ -49,7 +49,7 @@ def task_examples(task, load, split: str) -> list[Example]:
 def data_hash(examples: Sequence[Example]) -> str:
     """sha256 over the sorted lines ``<image_id>\\t<label>``: which images, with which labels, were used."""
     lines = sorted(f"{e.image_id}\t{e.label}\n" for e in examples)
-    return hashlib.sha256("".join(lines).encode("utf-8")).hexdigest()
+    return text_sha256("".join(lines))
 
 
 def draft_size(preset) -> int | None:

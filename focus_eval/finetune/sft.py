@@ -12,7 +12,6 @@ split. Batch size and accumulation come from the preset's ``settings.finetune`` 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import math
 import os
@@ -25,8 +24,9 @@ from typing import Any
 
 import numpy as np
 
+from focus_eval.adapters import lora
+from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
-from focus_eval.finetune import artifacts
 from focus_eval.finetune.data import AnswerEncoder, ExampleImages, collate_examples, data_hash, draft_size, \
     task_examples
 
@@ -120,7 +120,7 @@ def make_accelerator(device: str | None):
 
 
 def _hash(value: Any) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return json_digest(value)[:16]
 
 
 class Trainer:
@@ -294,12 +294,12 @@ class Trainer:
         if self.accelerator.is_main_process:
             from focus_eval.results.schema import dumps
 
-            with (self.output / artifacts.LOG_FILE).open("a", encoding="utf-8") as fh:
+            with (self.output / lora.LOG_FILE).open("a", encoding="utf-8") as fh:
                 fh.write(dumps(row) + "\n")
 
     def trim_log(self, step: int) -> None:
         """Drop log lines written after the checkpoint a resumed run starts from."""
-        path = self.output / artifacts.LOG_FILE
+        path = self.output / lora.LOG_FILE
         if not self.accelerator.is_main_process or not path.is_file():
             return
         kept = [line for line in path.read_text(encoding="utf-8").splitlines()
@@ -307,7 +307,7 @@ class Trainer:
         path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
 
     def finished_info(self) -> dict[str, Any] | None:
-        info = artifacts.read_adapter_info(self.output)
+        info = lora.read_adapter_info(self.output)
         return info if info and info.get("status") == "finished" else None
 
     def prepare_output(self, identity_hash: str) -> bool:
@@ -321,12 +321,11 @@ class Trainer:
                              f"--output, or pass --no-resume to replace it")
         if self.accelerator.is_main_process:
             if not self.config.resume:
-                for name in (artifacts.INFO_FILE, artifacts.LOG_FILE, "adapter_config.json",
-                             "adapter_model.safetensors", "adapter_model.bin"):
+                for name in (lora.INFO_FILE, lora.LOG_FILE, "adapter_config.json", *lora.WEIGHT_FILES):
                     (self.output / name).unlink(missing_ok=True)
-                shutil.rmtree(self.output / artifacts.CHECKPOINTS_DIR, ignore_errors=True)
+                shutil.rmtree(self.output / lora.CHECKPOINTS_DIR, ignore_errors=True)
             else:
-                (self.output / artifacts.INFO_FILE).unlink(missing_ok=True)
+                (self.output / lora.INFO_FILE).unlink(missing_ok=True)
             self.output.mkdir(parents=True, exist_ok=True)
         self.accelerator.wait_for_everyone()
         return False
@@ -438,10 +437,10 @@ class Trainer:
         acc.wait_for_everyone()
         if acc.is_main_process:
             acc.unwrap_model(self.model).save_pretrained(str(self.output))
-            (self.output / artifacts.INFO_FILE).write_text(
+            (self.output / lora.INFO_FILE).write_text(
                 json.dumps(self.info(plan, history, identity_hash), indent=1, default=str) + "\n", encoding="utf-8")
             if not self.config.keep_checkpoints:
-                shutil.rmtree(self.output / artifacts.CHECKPOINTS_DIR, ignore_errors=True)
+                shutil.rmtree(self.output / lora.CHECKPOINTS_DIR, ignore_errors=True)
         acc.wait_for_everyone()
         return SFTResult(self.output, plan["total_steps"], history["train_last"], history["val_last"])
 
@@ -456,7 +455,7 @@ class Trainer:
         c = self.config
         train, val = self.train_examples, self.val_examples
         return {
-            "format": artifacts.INFO_FORMAT, "kind": "lora_sft", "status": "finished",
+            "format": lora.INFO_FORMAT, "kind": "lora_sft", "status": "finished",
             "adapter_id": self.output.name, "base_model": self.preset.name, "preset_hash": self.preset.hash,
             "source": self.scorer.info.get("source"), "revision": self.scorer.info.get("revision"),
             "train_dataset": c.dataset, "train_target": c.target, "train_task": self.task.name,

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Callable
 
-from focus_eval.errors import FocusError
+from focus_eval.tiny import TinyBuilder
 
 # Bump when a builder changes what it writes, so cached copies are rebuilt.
 BUILD_VERSION = 1
 SEED = 20240611
-MARKER = "focus_tiny.json"
 
 CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
 CLIP_STD = [0.26862954, 0.26130258, 0.27577711]
@@ -49,12 +47,14 @@ def train_bpe_vocab(vocab_size: int = 300, suffix: str = "</w>", special: list[s
     return model["vocab"], merges
 
 
-def build_vit(folder: Path, seed: int = SEED) -> None:
-    """A random 2-layer ViTModel with its image processor, saved as a hub checkpoint would be."""
+def build_vit(folder: Path, seed: int | None = None) -> None:
+    """A random 2-layer ViTModel with its image processor, saved as a hub checkpoint would be (torch seeded
+    with ``seed`` first when one is given, else drawn from the current random state)."""
     import torch
     from transformers import ViTConfig, ViTImageProcessor, ViTModel
 
-    torch.manual_seed(seed)
+    if seed is not None:
+        torch.manual_seed(seed)
     config = ViTConfig(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
                        image_size=224, patch_size=32)
     # Saved with its (random) pooler, like hub ViT checkpoints; the preset loads it without one.
@@ -64,7 +64,6 @@ def build_vit(folder: Path, seed: int = SEED) -> None:
 
 
 def _build_clip(folder: Path) -> None:
-    import torch
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
 
     special = ["<|startoftext|>", "<|endoftext|>"]
@@ -80,40 +79,9 @@ def _build_clip(folder: Path) -> None:
         vision_config=dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
                            image_size=224, patch_size=32),
         projection_dim=16)
-    torch.manual_seed(SEED)
     CLIPModel(config).save_pretrained(folder)
     CLIPProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(folder)
 
 
-BUILDERS: dict[str, Callable[[Path], None]] = {"tiny-vit": build_vit, "tiny-clip": _build_clip}
-
-
-def build_tiny(name: str, folder: Path) -> Path:
-    """Write tiny model ``name`` into ``folder`` (created), deterministically for a given BUILD_VERSION."""
-    if name not in BUILDERS:
-        raise FocusError(f"unknown tiny model {name!r}; known: {sorted(BUILDERS)}")
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    BUILDERS[name](folder)
-    (folder / MARKER).write_text(json.dumps({"name": name, "version": BUILD_VERSION, "seed": SEED}))
-    return folder
-
-
-def ensure_tiny(name: str) -> Path:
-    """The cached folder of tiny model ``name`` under ``cache_dir('tiny')``, built first if absent or stale."""
-    if name not in BUILDERS:
-        raise FocusError(f"unknown tiny model {name!r}; known: {sorted(BUILDERS)}")
-    from focus_eval.adapters.tiny_cache import build_once
-
-    return build_once(name, lambda folder: build_tiny(name, folder), lambda folder: _current(folder, name))
-
-
-def _current(folder: Path, name: str) -> bool:
-    marker = folder / MARKER
-    if not marker.is_file():
-        return False
-    try:
-        info = json.loads(marker.read_text())
-    except ValueError:
-        return False
-    return info.get("name") == name and info.get("version") == BUILD_VERSION
+TINY_VIT = TinyBuilder(build_vit, seed=SEED, version=BUILD_VERSION, family="encoder")
+TINY_CLIP = TinyBuilder(_build_clip, seed=SEED, version=BUILD_VERSION, family="encoder")

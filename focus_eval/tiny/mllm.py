@@ -9,16 +9,15 @@ model.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from focus_eval.errors import FocusError
+from focus_eval.tiny import TinyBuilder
 
 # Bump when anything below changes what gets written, so stale cached copies are rebuilt.
 BUILD_VERSION = 3
 SEED = 1234
-MARKER = "focus_tiny.json"
 
 ANSWER_WORDS = ("yes", "no", "Yes", "No", "YES", "NO")
 
@@ -263,49 +262,10 @@ def _save(folder: Path, model, processor, generation_config) -> None:
     processor.save_pretrained(folder)
 
 
-TINY_MLLMS: dict[str, Callable[[Path], None]] = {
-    "tiny-medgemma": _build_gemma3,
-    "tiny-qwen-vl": _build_qwen3_vl,
-    "tiny-llava-next": _build_llava_next,
-}
+def _builder(build) -> TinyBuilder:
+    return TinyBuilder(build, seed=SEED, version=BUILD_VERSION, family="mllm", version_key="build_version")
 
 
-def build_tiny_mllm(name: str, folder: Path | str, seed: int = SEED) -> Path:
-    """Write the tiny model ``name`` into ``folder`` (created); the same seed gives the same weights."""
-    import torch
-
-    if name not in TINY_MLLMS:
-        raise FocusError(f"unknown tiny multimodal model {name!r}; known: {sorted(TINY_MLLMS)}")
-    from transformers.utils import logging as hf_logging
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    bars_were_on = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    # fork_rng keeps the caller's random state untouched by the weight initialisation
-    try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(seed)
-            TINY_MLLMS[name](folder)
-    finally:
-        if bars_were_on:
-            hf_logging.enable_progress_bar()
-    (folder / MARKER).write_text(json.dumps({"name": name, "build_version": BUILD_VERSION, "seed": seed}))
-    return folder
-
-
-def _is_current(folder: Path, name: str) -> bool:
-    try:
-        info = json.loads((folder / MARKER).read_text())
-    except (OSError, ValueError):
-        return False
-    return info.get("name") == name and info.get("build_version") == BUILD_VERSION
-
-
-def ensure_tiny_mllm(name: str) -> Path:
-    """The folder of tiny model ``name`` under the focus-eval cache, built on first use (a few seconds)."""
-    if name not in TINY_MLLMS:
-        raise FocusError(f"unknown tiny multimodal model {name!r}; known: {sorted(TINY_MLLMS)}")
-    from focus_eval.adapters.tiny_cache import build_once
-
-    return build_once(name, lambda folder: build_tiny_mllm(name, folder), lambda folder: _is_current(folder, name))
+TINY_MEDGEMMA = _builder(_build_gemma3)
+TINY_QWEN_VL = _builder(_build_qwen3_vl)
+TINY_LLAVA_NEXT = _builder(_build_llava_next)
