@@ -4,7 +4,7 @@ that restart per split (the reference implementation's train/test collision)."""
 import pytest
 from PIL import Image
 
-from focus_eval.data.common import referable_dr
+from focus_eval.data.cells import referable_dr
 from focus_eval.data.readers import idrid
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_idrid

@@ -69,7 +69,7 @@ def test_folder_sets_match_the_documented_table():
     assert jsiec.labels_for("22.Cotton-wool spots") == (None, None)
     assert jsiec.labels_for("0.3.DR1") == (1, 0)
     assert jsiec.labels_for("23.Vessel tortuosity") == (0, 0)
-    assert "glaucoma" not in jsiec.TARGETS
+    assert "glaucoma" not in jsiec.SPEC.targets
 
 
 def test_stray_files_are_ignored_and_loose_images_skipped(tree):
@@ -110,7 +110,7 @@ def test_no_class_folders_names_the_expected_path(tmp_path):
 def test_load_dataset_splits_at_image_level(tree):
     load = load_dataset("jsiec", tree.parent)
     assert len(load.records) == 13
-    assert load.metadata["group_key"] == jsiec.GROUP_KEY
+    assert load.metadata["group_key"] == jsiec.SPEC.group_key
     for split in ("train", "val", "test"):
         for target in ("dr", "referable_dr"):
             assert {r.label(target) for r in load.split(split)} >= {0, 1}, (split, target)

@@ -120,7 +120,7 @@ def test_load_dataset_keeps_both_eyes_of_an_exam_in_one_split(adcis):
     assert len(load.records) == 15
     for exam in {r.patient_id for r in load.records}:
         assert len({r.split for r in load.records if r.patient_id == exam}) == 1
-    assert load.metadata["group_key"] == messidor2.GROUP_KEY
+    assert load.metadata["group_key"] == messidor2.SPEC.group_key
     for split in ("train", "val", "test"):
         for target in ("dr", "referable_dr"):
             assert {r.label(target) for r in load.split(split)} == {0, 1}, (split, target)

@@ -102,8 +102,8 @@ def test_referable_proxy_column_is_recorded(folder):
     load = rfmid.read(folder)
     assert load.metadata["referable_dr_column"] == "CME"
     assert load.metadata["referable_dr_proxy"] is True
-    assert rfmid.TARGETS == ("dr", "referable_dr")
-    assert rfmid.OFFICIAL_SPLIT is True and rfmid.DEFAULT_COHORT in rfmid.COHORTS
+    assert rfmid.SPEC.targets == ("dr", "referable_dr")
+    assert rfmid.SPEC.official_split is True and rfmid.SPEC.default_cohort in rfmid.SPEC.cohorts
     assert all(r.glaucoma is None for r in load.records)
 
 

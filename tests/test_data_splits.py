@@ -12,6 +12,7 @@ from PIL import Image
 
 from focus_eval.data import registry, splits
 from focus_eval.data.records import ImageRecord
+from focus_eval.data.spec import ReaderSpec
 from focus_eval.errors import DataError, FocusError
 from focus_eval.synth import raw_brset, raw_papila
 
@@ -170,11 +171,7 @@ def test_split_does_not_depend_on_label_row_order(tmp_path):
 class OfficialReader:
     """A stand-in reader with an official train/test split and no val part (like IDRiD)."""
 
-    TARGETS = ("dr",)
-    COHORTS = {"all": lambda r: True}
-    DEFAULT_COHORT = "all"
-    OFFICIAL_SPLIT = True
-    GROUP_KEY = "image"
+    SPEC = ReaderSpec(name="official", targets=("dr",), group_key="image", official_split=True)
 
     @staticmethod
     def read(folder):
@@ -184,9 +181,18 @@ class OfficialReader:
         return DatasetLoad("official", folder, records, metadata={"label_file": "labels.csv", "version": "1"})
 
 
-def test_official_split_gets_a_carved_val_part(tmp_path, monkeypatch):
-    monkeypatch.setitem(registry.DATASETS, "official", "official_reader")
-    monkeypatch.setattr(registry, "reader", lambda name: OfficialReader)
+@pytest.fixture
+def registered():
+    """Names registered by a test, unregistered after it."""
+    names = []
+    yield names
+    for name in names:
+        registry.READERS.unregister(name)
+
+
+def test_official_split_gets_a_carved_val_part(tmp_path, registered):
+    registry.register_dataset("official", OfficialReader)
+    registered.append("official")
     (tmp_path / "official").mkdir()
     load = registry.load_dataset("official", tmp_path)
     assert load.metadata["split_source"] == "official+carved_val"
@@ -194,11 +200,12 @@ def test_official_split_gets_a_carved_val_part(tmp_path, monkeypatch):
     assert Counter(r.split for r in load.records if r.dr == 1) == {"train": 4, "val": 1, "test": 2}
 
 
-def test_unknown_dataset_and_missing_reader(monkeypatch, tmp_path):
+def test_unknown_dataset_and_missing_reader(tmp_path, registered):
     with pytest.raises(FocusError, match="did you mean brset"):
         registry.load_dataset("brsett", tmp_path)
-    monkeypatch.setitem(registry.DATASETS, "nosuch", "focus_eval.data.readers.nosuch")
-    with pytest.raises(FocusError, match="no reader is installed"):
+    registry.register_dataset("nosuch", "focus_eval.data.readers.nosuch:SPEC")
+    registered.append("nosuch")
+    with pytest.raises(FocusError, match="dataset 'nosuch': cannot import 'focus_eval.data.readers.nosuch:SPEC'"):
         registry.reader("nosuch")
 
 

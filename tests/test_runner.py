@@ -19,7 +19,7 @@ TASKS = "dr_synth_desktop,glaucoma_synth_desktop,dr_synth_mobile"
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
-    from focus_eval.synth.render import write_synthetic
+    from focus_eval.synth.datasets import write_synthetic
 
     root = tmp_path_factory.mktemp("data")
     write_synthetic(root, n=80, seed=3)

@@ -11,8 +11,7 @@ from focus_eval.cli import main
 from focus_eval.data.readers import synth
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import DataError
-from focus_eval.synth.datasets import sample_images, write_dataset
-from focus_eval.synth.render import write_synthetic
+from focus_eval.synth.datasets import sample_images, write_dataset, write_synthetic
 
 HEADER = "image,patient,eye,icdr,dme,cdr,glaucoma,age,sex,quality,device\n"
 
@@ -148,7 +147,7 @@ def test_synth_command_writes_both_datasets(tmp_path, capsys):
         assert len(load_dataset(name, tmp_path).records) == 12
 
 
-def test_write_synthetic_is_reachable_from_the_renderer_module(tmp_path):
+def test_write_synthetic_writes_both_datasets(tmp_path):
     folders = write_synthetic(tmp_path, n=10, seed=0)
     assert sorted(folders) == ["synth_desktop", "synth_mobile"]
     assert (folders["synth_mobile"] / "images" / "m0005_OS.jpg").is_file()

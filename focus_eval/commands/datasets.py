@@ -68,10 +68,10 @@ def selected_names(names: list[str], root: Path) -> list[str]:
         return [registry.check_name(n) for n in names]
     if not root.is_dir():
         raise FocusError(f"data root not found: {root}")
-    found = [n for n in registry.DATASETS if (root / n).is_dir()]
+    found = [n for n in registry.dataset_names() if (root / n).is_dir()]
     if not found:
         raise FocusError(f"no dataset folders under {root}; expected one or more of "
-                         f"{', '.join(n + '/' for n in registry.DATASETS)}")
+                         f"{', '.join(n + '/' for n in registry.dataset_names())}")
     return found
 
 
@@ -103,17 +103,17 @@ def check_dataset(name: str, root: Path, cohort: str | None = None) -> dict:
 
 
 def _summary(load: DatasetLoad, read_count: int) -> dict:
-    module = registry.reader(load.name)
+    spec = registry.reader(load.name).spec
     meta = load.metadata
     images = {"read": read_count, "cohort": len(load.records), **registry.split_counts(load)}
     positives = {t: {s: {"labelled": sum(1 for r in load.split(s) if r.label(t) is not None),
                          "positive": sum(1 for r in load.split(s) if r.label(t) == 1)} for s in splits.SPLITS}
-                 for t in module.TARGETS}
+                 for t in spec.targets}
     coverage = {field: sum(1 for r in load.records if getattr(r, field) is not None)
                 for field in ("age", "sex", "quality")}
     reasons = Counter(s.reason.split(":")[0] for s in load.skipped)
     return {"label_file": meta.get("label_file"), "version": meta.get("version"), "cohort": meta.get("cohort"),
-            "split_source": meta.get("split_source"), "seed": meta.get("seed"), "group_key": module.GROUP_KEY,
+            "split_source": meta.get("split_source"), "seed": meta.get("seed"), "group_key": spec.group_key,
             "images": images, "positives": positives, "metadata_present": coverage,
             "skipped": {"count": len(load.skipped), "reasons": dict(reasons), "rows": [str(s) for s in load.skipped]},
             "warnings": list(load.warnings)}

@@ -22,7 +22,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from focus_eval.leaderboard import build_site
     from focus_eval.runner.run import RunOptions, Runner
-    from focus_eval.synth.render import write_synthetic
+    from focus_eval.synth.datasets import write_synthetic
 
     start = time.perf_counter()
     out = args.out.resolve()

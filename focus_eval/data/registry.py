@@ -1,61 +1,83 @@
-"""Dataset registry: registry name -> reader module (imported lazily), and ``load_dataset``, which reads a
-dataset folder, applies the cohort, assigns and checks the splits."""
+"""Dataset registry: registry name -> reader (a module's ``SPEC`` and ``read``, imported on first use), and
+``load_dataset``, which reads a dataset folder, applies the cohort, assigns and checks the splits.
+
+Other packages add datasets through the ``focus_eval.datasets`` entry-point group or ``register_dataset``."""
 
 from __future__ import annotations
 
-import difflib
-import importlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from typing import Any, Callable
 
 from focus_eval.data import splits
+from focus_eval.data.checks import count_warnings, label_counts
 from focus_eval.data.records import DatasetLoad
+from focus_eval.data.spec import ReaderSpec
 from focus_eval.errors import DataError, FocusError
+from focus_eval.registry import Registry, import_target
 
 _READERS = "focus_eval.data.readers"
-
-DATASETS: dict[str, str] = {
-    "brset": f"{_READERS}.brset",
-    "mbrset": f"{_READERS}.mbrset",
-    "papila": f"{_READERS}.papila",
-    "rfmid": f"{_READERS}.rfmid",
-    "rfmid2": f"{_READERS}.rfmid2",
-    "idrid": f"{_READERS}.idrid",
-    "messidor2": f"{_READERS}.messidor2",
-    "refuge": f"{_READERS}.refuge",
-    "g1020": f"{_READERS}.g1020",
-    "jsiec": f"{_READERS}.jsiec",
-    "synth_desktop": f"{_READERS}.synth",
-    "synth_mobile": f"{_READERS}.synth",
+# registry name -> reader module under focus_eval.data.readers (one module may serve several names)
+BUILTIN = {
+    "brset": "brset", "mbrset": "mbrset", "papila": "papila", "rfmid": "rfmid", "rfmid2": "rfmid2",
+    "idrid": "idrid", "messidor2": "messidor2", "refuge": "refuge", "g1020": "g1020", "jsiec": "jsiec",
+    "synth_desktop": "synth", "synth_mobile": "synth",
 }
-REAL_DATASETS = ("brset", "mbrset", "papila", "rfmid", "rfmid2", "idrid", "messidor2", "refuge", "g1020", "jsiec")
-READER_API = ("read", "TARGETS", "COHORTS", "DEFAULT_COHORT", "OFFICIAL_SPLIT", "GROUP_KEY")
+SYNTHETIC_DATASETS = ("synth_desktop", "synth_mobile")
+REAL_DATASETS = tuple(name for name in BUILTIN if name not in SYNTHETIC_DATASETS)
 DATA_ROOT_ENV = "FOCUS_DATA"
+
+
+def _builtin() -> None:
+    for name, module in BUILTIN.items():
+        READERS.register(name, f"{_READERS}.{module}:SPEC")
+
+
+READERS = Registry("dataset", entry_point_group="focus_eval.datasets", builtin=_builtin)
+
+
+@dataclass(frozen=True)
+class Reader:
+    """A registered dataset reader: its spec and its ``read(folder) -> DatasetLoad`` function."""
+
+    spec: ReaderSpec
+    read: Callable[[Path], DatasetLoad]
+
+
+def register_dataset(name: str, target: str | Any, *, replace: bool = False) -> None:
+    """Register dataset ``name`` (read from DATA_ROOT/<name>/). ``target`` is ``"module:SPEC"`` (the module
+    also defines ``read``), a module path or ``"module:attr"`` naming an object with ``SPEC`` and ``read``,
+    such an object itself, or a ``Reader``."""
+    READERS.register(name, target, replace=replace)
+
+
+def dataset_names() -> list[str]:
+    """Every registered dataset name, built-in ones first."""
+    return READERS.names()
 
 
 def check_name(name: str) -> str:
     """Return ``name`` if it is a registry name, else a FocusError suggesting close matches."""
-    if name not in DATASETS:
-        close = difflib.get_close_matches(name, DATASETS, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else f"; known datasets: {', '.join(DATASETS)}"
-        raise FocusError(f"unknown dataset {name!r}{hint}")
-    return name
+    return READERS.check(name)
 
 
-def reader(name: str) -> ModuleType:
-    """The reader module of a registry name, imported on first use and checked against the reader contract."""
-    module_name = DATASETS[check_name(name)]
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
-        raise FocusError(f"no reader is installed for dataset {name!r} (module {module_name})") from None
-    missing = [attr for attr in READER_API if not hasattr(module, attr)]
-    if missing:
-        raise FocusError(f"reader {module_name} lacks {', '.join(missing)}")
-    return module
+def reader(name: str) -> Reader:
+    """The reader of a registry name, imported on first use and checked against the reader contract."""
+    found = READERS.get(name)
+    if isinstance(found, Reader):
+        return found
+    target = READERS.target(name)
+    if isinstance(found, ReaderSpec):
+        # "module:SPEC": the read function lives beside the spec
+        owner = import_target(target.partition(":")[0]) if isinstance(target, str) else None
+        spec, read = found, getattr(owner, "read", None)
+    else:
+        spec, read = getattr(found, "SPEC", None), getattr(found, "read", None)
+    if not isinstance(spec, ReaderSpec) or not callable(read):
+        raise FocusError(f"dataset {name!r}: {target!r} is not a reader; expected a module (or object) with a "
+                         "SPEC = ReaderSpec(...) and a read(folder) function")
+    return Reader(spec, read)
 
 
 def data_root(value: str | os.PathLike | None = None) -> Path:
@@ -73,26 +95,37 @@ def dataset_folder(root: str | os.PathLike | None, name: str) -> Path:
 
 def read_dataset(name: str, root: str | os.PathLike | None = None) -> DatasetLoad:
     """Every image a reader finds in DATA_ROOT/<name>/, before cohort and split (a DataError naming the
-    expected path if the folder is absent)."""
+    expected path if the folder is absent), with its counts checked against the documented ones."""
     folder = dataset_folder(root, name)
     if not folder.is_dir():
         raise DataError(f"dataset folder not found; extract the {name} archive into {folder}", file=str(folder))
-    load = reader(name).read(folder)
+    found = reader(name)
+    load = found.read(folder)
     load.name = name
     for record in load.records:
         record.dataset = name
     load.metadata.setdefault("label_file", None)
     load.metadata.setdefault("version", None)
+    _check_counts(load, found.spec)
     return load
 
 
+def _check_counts(load: DatasetLoad, spec: ReaderSpec) -> None:
+    """Counts per split (or over all images) and a warning where they differ from the documented figures:
+    the spec's, unless the reader recognised a release and gave that release's in metadata."""
+    counts = label_counts(load.records, spec.targets)
+    documented = load.metadata.setdefault("documented_counts", dict(spec.documented_counts))
+    load.metadata["counts"] = counts
+    load.warnings.extend(count_warnings(load.name, counts, documented))
+
+
 def select_cohort(load: DatasetLoad, cohort: str | None = None) -> DatasetLoad:
-    """Keep the records of ``cohort`` (the reader's DEFAULT_COHORT if None); records it in metadata."""
-    module = reader(load.name)
-    cohort = cohort or module.DEFAULT_COHORT
-    if cohort not in module.COHORTS:
-        raise FocusError(f"unknown cohort {cohort!r} for {load.name}; known cohorts: {', '.join(module.COHORTS)}")
-    keep = module.COHORTS[cohort]
+    """Keep the records of ``cohort`` (the reader's default cohort if None); records it in metadata."""
+    spec = reader(load.name).spec
+    cohort = cohort or spec.default_cohort
+    if cohort not in spec.cohorts:
+        raise FocusError(f"unknown cohort {cohort!r} for {load.name}; known cohorts: {', '.join(spec.cohorts)}")
+    keep = spec.cohorts[cohort]
     before = len(load.records)
     load.records = [r for r in load.records if keep(r)]
     load.metadata["cohort"] = cohort
@@ -104,11 +137,10 @@ def assign_splits(load: DatasetLoad, split_file: str | os.PathLike | None = None
                   seed: int = splits.DEFAULT_SEED) -> DatasetLoad:
     """Assign splits per the split policy: an external file if given, else the official split (with a carved
     val part where it has none), else the grouped stratified 60/20/20 split."""
-    module = reader(load.name)
     load.metadata["seed"] = seed
     if split_file is not None:
         _apply_file(load, Path(split_file))
-    elif module.OFFICIAL_SPLIT:
+    elif reader(load.name).spec.official_split:
         unsplit = [r.image_id for r in load.records if r.split is None]
         if unsplit:
             raise DataError(f"{len(unsplit)} image(s) have no official split, e.g. {unsplit[0]!r}",
@@ -141,6 +173,7 @@ def _apply_file(load: DatasetLoad, path: Path) -> None:
 
 
 def split_counts(load: DatasetLoad) -> dict[str, int]:
+    """Images per split."""
     return {s: sum(1 for r in load.records if r.split == s) for s in splits.SPLITS}
 
 
@@ -154,6 +187,6 @@ def load_dataset(name: str, data_root: str | os.PathLike | None = None, cohort: 
     select_cohort(load, cohort)
     assign_splits(load, split_file, seed)
     splits.check_splits(load.records, allow_patient_overlap=split_file is not None, source=f"{name} splits")
-    load.metadata["group_key"] = reader(name).GROUP_KEY
+    load.metadata["group_key"] = reader(name).spec.group_key
     load.metadata["splits"] = split_counts(load)
     return load

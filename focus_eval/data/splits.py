@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from focus_eval.data.common import clean_cell, clean_header
+from focus_eval.data.tables import clean_cell, clean_header
 from focus_eval.data.records import SPLITS, TARGETS, ImageRecord
 from focus_eval.errors import DataError
 

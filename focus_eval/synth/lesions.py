@@ -4,13 +4,11 @@ exudates, cotton-wool spots, new vessels, and the exudates near the fovea that m
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
-if TYPE_CHECKING:
-    from focus_eval.synth.render import Scene
+from focus_eval.synth.scene import Scene
 
 # Lesion counts (low, high) per ICDR grade; severe and proliferative eyes show more of everything.
 GRADE_LESIONS: dict[int, dict[str, tuple[int, int]]] = {
@@ -65,7 +63,7 @@ class _Masks:
         self.draw[layer].ellipse([cx - rx, cy - ry, cx + rx, cy + ry], fill=255)
 
 
-def draw(rgb: np.ndarray, scene: "Scene", grade: int, dme: bool, rng: np.random.Generator) -> np.ndarray:
+def draw(rgb: np.ndarray, scene: Scene, grade: int, dme: bool, rng: np.random.Generator) -> np.ndarray:
     """Paint the lesions of ``grade`` (and macular-edema exudates if ``dme``) onto ``rgb``."""
     if grade == 0 and not dme:
         return rgb
@@ -84,7 +82,7 @@ def draw(rgb: np.ndarray, scene: "Scene", grade: int, dme: bool, rng: np.random.
     return rgb
 
 
-def _place(scene: "Scene", rng: np.random.Generator, reach: float = 0.72, tries: int = 30) -> tuple[float, float]:
+def _place(scene: Scene, rng: np.random.Generator, reach: float = 0.72, tries: int = 30) -> tuple[float, float]:
     """A point of the posterior pole (denser near the fovea), visible and off the optic disc."""
     fu, fv = scene.fovea
     du, dv = scene.disc
@@ -97,15 +95,15 @@ def _place(scene: "Scene", rng: np.random.Generator, reach: float = 0.72, tries:
     return fu + 0.15, fv + 0.15
 
 
-def _microaneurysm(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _microaneurysm(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     masks.blob("red", scene.to_px(*_place(scene, rng, 0.6)), max(0.8, rng.uniform(0.010, 0.014) * scene.scale))
 
 
-def _dot_haemorrhage(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _dot_haemorrhage(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     masks.blob("red", scene.to_px(*_place(scene, rng)), max(1.0, rng.uniform(0.016, 0.026) * scene.scale))
 
 
-def _blot_haemorrhage(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _blot_haemorrhage(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     cx, cy = scene.to_px(*_place(scene, rng))
     size = rng.uniform(0.028, 0.048) * scene.scale
     for _ in range(3):  # irregular outline from overlapping ellipses
@@ -113,7 +111,7 @@ def _blot_haemorrhage(masks: _Masks, scene: "Scene", rng: np.random.Generator) -
         masks.blob("red", (cx + ox, cy + oy), size * rng.uniform(0.6, 1.0), size * rng.uniform(0.6, 1.0))
 
 
-def _flame_haemorrhage(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _flame_haemorrhage(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     u, v = _place(scene, rng, 0.55)
     # nerve-fibre-layer bleeds are streaks pointing at the disc
     angle = math.atan2(v - scene.disc[1], u - scene.disc[0])
@@ -123,7 +121,7 @@ def _flame_haemorrhage(masks: _Masks, scene: "Scene", rng: np.random.Generator) 
     masks.draw["red"].line(ends, fill=255, width=max(1, round(rng.uniform(0.014, 0.022) * scene.scale)))
 
 
-def _exudate_cluster(masks: _Masks, scene: "Scene", rng: np.random.Generator,
+def _exudate_cluster(masks: _Masks, scene: Scene, rng: np.random.Generator,
                      centre: tuple[float, float] | None = None) -> None:
     u, v = centre if centre is not None else _place(scene, rng, 0.6)
     for _ in range(int(rng.integers(3, 7))):
@@ -132,13 +130,13 @@ def _exudate_cluster(masks: _Masks, scene: "Scene", rng: np.random.Generator,
             masks.blob("exudate", scene.to_px(u + du, v + dv), max(0.8, rng.uniform(0.008, 0.017) * scene.scale))
 
 
-def _cotton_wool(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _cotton_wool(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     u, v = _place(scene, rng, 0.55)  # nerve-fibre-layer infarcts of the posterior pole
     size = rng.uniform(0.03, 0.05) * scene.scale
     masks.blob("cotton", scene.to_px(u, v), size, size * rng.uniform(0.6, 0.9))
 
 
-def _new_vessels(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _new_vessels(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     """A tangle of fine loops on the disc or along an arcade (NVD / NVE)."""
     if rng.random() < 0.5:
         u, v = scene.disc
@@ -154,7 +152,7 @@ def _new_vessels(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> Non
         masks.blob("cotton", scene.to_px(u, v), 0.05 * scene.scale, 0.04 * scene.scale)
 
 
-def _preretinal_haemorrhage(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _preretinal_haemorrhage(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     """Boat-shaped: blood settles, leaving a flat upper edge."""
     u, v = _place(scene, rng, 0.5)
     cx, cy = scene.to_px(u, v)
@@ -162,7 +160,7 @@ def _preretinal_haemorrhage(masks: _Masks, scene: "Scene", rng: np.random.Genera
     masks.draw["red"].chord([cx - r, cy - r, cx + r, cy + r], 0, 180, fill=255)
 
 
-def _macular_exudates(masks: _Masks, scene: "Scene", rng: np.random.Generator) -> None:
+def _macular_exudates(masks: _Masks, scene: Scene, rng: np.random.Generator) -> None:
     """Hard exudates within about one disc diameter of the fovea, partly as a circinate ring."""
     fu, fv = scene.fovea
     ring_u, ring_v = fu + rng.normal(0, 0.04), fv + rng.normal(0, 0.04)

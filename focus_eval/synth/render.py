@@ -8,13 +8,13 @@ import math
 import zlib
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Mapping
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
 from focus_eval.synth import lesions
+from focus_eval.synth.scene import Scene
 
 DEVICES = ("desktop", "mobile")
 LATERALITIES = ("OD", "OS")
@@ -73,41 +73,6 @@ DEVICE_PROFILES = {
     "mobile": Device(zoom=1.12, field_radius=0.88, detail=0.55, gains=(0.88, 1.1, 0.78), contrast=0.82,
                      noise=0.03, jpeg_quality=45),
 }
-
-
-@dataclass
-class Scene:
-    """Pixel grids and anatomy of one image being rendered (coordinates: image x, y in [-1, 1]; anatomy
-    u, v are image coordinates divided by the device zoom, so anatomy sizes are device independent)."""
-
-    width: int
-    zoom: float
-    field_radius: float
-    x: np.ndarray
-    y: np.ndarray
-    u: np.ndarray
-    v: np.ndarray
-    radius: np.ndarray
-    side: int
-    fovea: tuple[float, float]
-    disc: tuple[float, float]
-    disc_radius: float
-    illumination: np.ndarray | None = None
-    cup: tuple[slice, slice, np.ndarray] | None = None
-
-    @property
-    def scale(self) -> float:
-        """Pixels per anatomy unit."""
-        return self.zoom * self.width / 2
-
-    def to_px(self, u: float, v: float) -> tuple[float, float]:
-        return ((u * self.zoom + 1) * self.width / 2, (v * self.zoom + 1) * self.width / 2)
-
-    def to_px_array(self, points: np.ndarray) -> np.ndarray:
-        return (np.asarray(points) * self.zoom + 1) * self.width / 2
-
-    def visible(self, u: float, v: float, margin: float = 0.92) -> bool:
-        return math.hypot(u * self.zoom, v * self.zoom) < self.field_radius * margin
 
 
 def render_fundus(spec: FundusSpec, seed: int) -> Image.Image:
@@ -451,10 +416,3 @@ def _quality(value: object) -> str:
     if text in _ADEQUATE:
         return "adequate"
     raise ValueError(f"fixture_image: quality {value!r} is neither adequate nor inadequate")
-
-
-def write_synthetic(out: Path, n: int = 200, seed: int = 0, workers: int = 1) -> dict[str, Path]:
-    """Write ``out/synth_desktop`` and ``out/synth_mobile``; see ``focus_eval.synth.datasets``."""
-    from focus_eval.synth.datasets import write_synthetic as write  # the dataset module imports this one
-
-    return write(out, n=n, seed=seed, workers=workers)

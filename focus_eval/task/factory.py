@@ -20,9 +20,9 @@ REQUIRED = ("task", "dataset", "target", "splits", "prompt", "zero_shot", "metri
 
 def dataset_names() -> tuple[str, ...]:
     """Registry names, read from the registry itself so the two never drift apart."""
-    from focus_eval.data.registry import DATASETS
+    from focus_eval.data.registry import dataset_names
 
-    return tuple(DATASETS)
+    return tuple(dataset_names())
 
 
 def config_hash(config: dict[str, Any]) -> str:

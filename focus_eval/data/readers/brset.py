@@ -9,21 +9,30 @@ image file is missing are skipped and reported.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
-from focus_eval.data import common
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.cells import clean_id, dr_present, map_code, parse_age, parse_grade, referable_dr
+from focus_eval.data.checks import inconsistent_within_patient
+from focus_eval.data.files import find_files, relative_to, with_extension
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows
+from focus_eval.data.records import DatasetLoad, ImageRecord
+from focus_eval.data.spec import ALL_IMAGES, ReaderSpec, every_image
+from focus_eval.data.tables import read_csv_rows, resolve_columns
 from focus_eval.errors import DataError
 
-TARGETS = ("dr", "referable_dr", "glaucoma")
-COHORTS = {
-    "diabetic": lambda record: record.extra.get("diabetes") == "yes",
-    "all": lambda record: True,
+# All-image counts documented per release (before any cohort); the reader compares the release it finds.
+RELEASE_COUNTS = {
+    "1.0.0": {"n": 16266, "dr_pos": 1056, "referable_dr_pos": 952, "glaucoma_pos": 3202},
+    "1.0.1": {"dr_pos": 1083, "glaucoma_pos": 3205},
 }
-DEFAULT_COHORT = "diabetic"
-OFFICIAL_SPLIT = False
-GROUP_KEY = "patient_id"
+SPEC = ReaderSpec(
+    name="brset",
+    targets=("dr", "referable_dr", "glaucoma"),
+    cohorts={"diabetic": lambda record: record.extra.get("diabetes") == "yes", "all": every_image},
+    default_cohort="diabetic",
+    group_key="patient_id",
+    documented_counts={ALL_IMAGES: RELEASE_COUNTS["1.0.0"]},
+)
 LABEL_RULES = {
     "dr": "DR_ICDR >= 1",
     "referable_dr": "DR_ICDR >= 2 or macular_edema == 1",
@@ -54,11 +63,6 @@ EXTRA_COLUMNS = {
 }
 # Header spellings that identify a version when the folder name does not.
 VERSION_BY_HEADER = {"iluminaton": "1.0.0", "Illuminaton": "1.0.1", "illumination": "1.0.2"}
-# All-image counts documented per release (before any cohort); a difference is a warning, never an error.
-DOCUMENTED_COUNTS = {
-    "1.0.0": {"n": 16266, "dr_pos": 1056, "referable_dr_pos": 952, "glaucoma_pos": 3202},
-    "1.0.1": {"dr_pos": 1083, "glaucoma_pos": 3205},
-}
 SEX_CODES = {"1": "male", "2": "female"}
 QUALITY_CODES = {"adequate": "adequate", "inadequate": "inadequate"}
 DIABETES_CODES = {"yes": "yes", "no": "no"}
@@ -69,7 +73,7 @@ def locate(folder: Path) -> tuple[Path, Path, list[str]]:
     expected = f"{' or '.join(LABEL_FILES)} beside a {IMAGE_FOLDER}/ folder"
     if not folder.is_dir():
         raise DataError(f"dataset folder not found; expected {expected} under it", file=str(folder))
-    candidates = common.find_files(folder, LABEL_FILES)
+    candidates = find_files(folder, LABEL_FILES)
     if not candidates:
         raise DataError(f"no BRSET label file found; expected {expected} somewhere under {folder} (e.g. "
                         f"{folder}/physionet.org/files/brazilian-ophthalmological/1.0.0/labels.csv)", file=str(folder))
@@ -98,91 +102,53 @@ def detect_version(label: Path, headers: list[str]) -> tuple[str, str]:
     return "unknown", "none"
 
 
-@dataclass
-class _Source:
-    """Where one load reads from: the resolved dataset folder, the label file and its resolved columns."""
-
-    root: Path
-    label: Path
-    photos: Path
-    index: dict[str, Path]
-    columns: dict[str, str]
-    extras: dict[str, str]
-    passthrough: list[str]
-
-
 def read(folder: Path) -> DatasetLoad:
     """Every labelled BRSET image under ``folder`` (all cohorts, no split)."""
     folder = Path(folder)
     label, photos, warnings = locate(folder)
-    root = folder.resolve()
-    photos = common.safe_path(root, photos, label, None)
-    headers, rows = common.read_csv_rows(label)
-    columns = common.resolve_columns(headers, COLUMNS, label)
-    extras = common.resolve_columns(headers, EXTRA_COLUMNS, label, optional=EXTRA_COLUMNS)
+    headers, rows = read_csv_rows(label)
+    columns = resolve_columns(headers, COLUMNS, label)
+    extras = resolve_columns(headers, EXTRA_COLUMNS, label, optional=EXTRA_COLUMNS)
     used = set(columns.values()) | set(extras.values())
-    source = _Source(root, label, photos, common.file_index(photos), columns, extras,
-                     [h for h in headers if h and h not in used])
-    records, skipped, seen = [], [], {}
-    for row in rows:
-        record = _record(row, source, seen)
-        (skipped if isinstance(record, Skipped) else records).append(record)
-    warnings += _warnings(records, source.index, photos)
+    passthrough = [h for h in headers if h and h not in used]
+    load = DatasetLoad(SPEC.name, folder, [], warnings=warnings)
+    read_rows(load, ImageMatcher(folder, label, photos), rows,
+              lambda row: _listed(row, label, columns, extras, passthrough))
+    load.warnings += _warnings(load.records)
     version, version_source = detect_version(label, headers)
-    warnings += common.documented_count_warnings("brset", records, TARGETS, DOCUMENTED_COUNTS.get(version))
-    metadata = {"label_file": common.relative_to(folder, label), "version": version,
-                "version_source": version_source, "image_folder": common.relative_to(folder, photos),
-                "label_rows": len(rows), "label_rules": LABEL_RULES}
-    return DatasetLoad("brset", folder, records, skipped, warnings, metadata)
+    load.metadata.update({
+        "label_file": relative_to(folder, label), "version": version, "version_source": version_source,
+        "image_folder": relative_to(folder, photos), "label_rows": len(rows), "label_rules": LABEL_RULES,
+        "documented_counts": {ALL_IMAGES: RELEASE_COUNTS[version]} if version in RELEASE_COUNTS else {}})
+    return load
 
 
-def _record(row: dict, source: _Source, seen: dict[str, int]) -> ImageRecord | Skipped:
-    n, label, columns = row["__row__"], source.label, source.columns
-    image_id = common.clean_id(row[columns["image_id"]], label, n, columns["image_id"])
-    if image_id in seen:
-        raise DataError(f"image_id {image_id!r} already listed on row {seen[image_id]}", file=str(label), row=n)
-    seen[image_id] = n
-    name = common.with_extension(image_id)
-    path = common.listed_file(source.root, source.photos, name, source.index, label, n)
-    if path is None:
-        return Skipped(str(label), n, image_id, f"image file not found: {source.photos / name}")
-    icdr = common.parse_grade(row[columns["icdr"]], range(5), label, n, columns["icdr"])
-    edema = common.parse_grade(row[columns["edema"]], (0, 1), label, n, columns["edema"])
-    cup_disc = common.parse_grade(row[columns["cup_disc"]], (0, 1), label, n, columns["cup_disc"])
-    extra = {concept: row[header] for concept, header in source.extras.items()}
-    extra.update({header: row[header] for header in source.passthrough})
-    extra.update(diabetes=common.map_code(row[columns["diabetes"]], DIABETES_CODES, label, n, columns["diabetes"]),
+def _listed(row: dict, label: Path, columns: dict, extras: dict, passthrough: list[str]) -> Listed:
+    n = row["__row__"]
+    image_id = clean_id(row[columns["image_id"]], label, n, columns["image_id"])
+    icdr = parse_grade(row[columns["icdr"]], range(5), label, n, columns["icdr"])
+    edema = parse_grade(row[columns["edema"]], (0, 1), label, n, columns["edema"])
+    cup_disc = parse_grade(row[columns["cup_disc"]], (0, 1), label, n, columns["cup_disc"])
+    extra = {concept: row[header] for concept, header in extras.items()}
+    extra.update({header: row[header] for header in passthrough})
+    extra.update(diabetes=map_code(row[columns["diabetes"]], DIABETES_CODES, label, n, columns["diabetes"]),
                  dr_icdr=icdr, macular_edema=edema, increased_cup_disc=cup_disc)
-    return ImageRecord(
-        dataset="brset", image_id=image_id,
-        patient_id=common.clean_id(row[columns["patient_id"]], label, n, columns["patient_id"]),
-        path=path, relpath=path.relative_to(source.root).as_posix(),
-        dr=None if icdr is None else int(icdr >= 1),
-        referable_dr=referable(icdr, edema),
+    return Listed(with_extension(image_id), image_id, n, dict(
+        patient_id=clean_id(row[columns["patient_id"]], label, n, columns["patient_id"]),
+        dr=dr_present(icdr),
+        referable_dr=referable_dr(icdr, edema, needs_grade=True),
         glaucoma=cup_disc,
-        age=common.parse_age(row[columns["age"]], label, n, columns["age"]),
-        sex=common.map_code(row[columns["sex"]], SEX_CODES, label, n, columns["sex"]),
-        quality=common.map_code(row[columns["quality"]], QUALITY_CODES, label, n, columns["quality"]),
-        extra=extra)
+        age=parse_age(row[columns["age"]], label, n, columns["age"]),
+        sex=map_code(row[columns["sex"]], SEX_CODES, label, n, columns["sex"]),
+        quality=map_code(row[columns["quality"]], QUALITY_CODES, label, n, columns["quality"]),
+        extra=extra))
 
 
-def referable(icdr: int | None, edema: int | None) -> int | None:
-    """ICDR >= 2 or edema; undefined without a grade, or without an edema value when the grade is below 2."""
-    if icdr is None:
-        return None
-    if icdr >= 2 or edema == 1:
-        return 1
-    return None if edema is None else 0
-
-
-def _warnings(records: list[ImageRecord], index: dict[str, Path], photos: Path) -> list[str]:
+def _warnings(records: list[ImageRecord]) -> list[str]:
     warnings = []
     for attribute in ("sex", "age"):
-        patients = common.inconsistent_within_patient(records, attribute)
+        patients = inconsistent_within_patient(records, attribute)
         if patients:
             warnings.append(f"{attribute} differs between the images of {len(patients)} patient(s), "
                             f"e.g. {', '.join(patients[:5])}")
-    unlabelled = len(index) - len({r.path.name.lower() for r in records})
-    if unlabelled > 0:
-        warnings.append(f"{unlabelled} image file(s) in {photos} have no label row")
     return warnings

@@ -9,48 +9,45 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (ImageMatcher, documented_count_warnings, find_label_file, map_code,
-                                    read_csv_rows, resolve_columns)
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.cells import clean_id, map_code
+from focus_eval.data.files import find_label_file
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows
+from focus_eval.data.records import DatasetLoad
+from focus_eval.data.spec import ALL_IMAGES, ReaderSpec
+from focus_eval.data.tables import read_csv_rows, resolve_columns
 from focus_eval.errors import DataError
+
+SPEC = ReaderSpec(
+    name="g1020",
+    targets=("glaucoma",),
+    group_key="image (G1020 has no patient id although patients contribute up to 12 images)",
+    documented_counts={ALL_IMAGES: {"n": 1020, "glaucoma_pos": 296, "glaucoma_neg": 724}},
+)
 
 LABEL_FILES = ("G1020.csv",)
 IMAGE_DIR = "Images"
 ALIASES = {"image": ("imageID",), "glaucoma": ("binaryLabels",)}
-
-TARGETS = ("glaucoma",)
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = False
-GROUP_KEY = "image (G1020 has no patient id although patients contribute up to 12 images)"
-
 _BINARY = {"0": 0, "1": 1}
-DOCUMENTED_COUNTS = {"n": 1020, "glaucoma_pos": 296, "glaucoma_neg": 724}  # differences are warnings only
 
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    warnings: list[str] = []
-    labels = find_label_file(folder, LABEL_FILES, "G1020 label file", warnings)
+    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    labels = find_label_file(folder, LABEL_FILES, "G1020 label file", load.warnings)
     image_dir = _image_dir(labels)
-    images = ImageMatcher(folder, labels, image_dir)
     headers, rows = read_csv_rows(labels)
     columns = resolve_columns(headers, ALIASES, labels)
-    records, skipped = [], []
-    for row in rows:
+
+    def listed(row: dict) -> Listed:
         line = row["__row__"]
-        name = images.claim_cell(row, columns["image"])
+        name = clean_id(row[columns["image"]], labels, line, columns["image"])
         glaucoma = map_code(row[columns["glaucoma"]], _BINARY, labels, line, columns["glaucoma"])
-        path = images.find(name, line, name, f"image file missing under {image_dir}")
-        if isinstance(path, Skipped):
-            skipped.append(path)
-            continue
-        records.append(ImageRecord(dataset="g1020", image_id=name, patient_id=name, path=path,
-                                   relpath=path.relative_to(folder.resolve()).as_posix(), glaucoma=glaucoma))
-    warnings += documented_count_warnings("g1020", records, TARGETS, DOCUMENTED_COUNTS)
-    warnings.append("G1020 has no patient id: images of one patient may fall into different splits")
-    return DatasetLoad(name="g1020", root=folder, records=records, skipped=skipped, warnings=warnings,
-                       metadata={"label_file": str(labels), "image_folder": str(image_dir)})
+        return Listed(name, name, line, {"glaucoma": glaucoma})
+
+    read_rows(load, ImageMatcher(folder, labels, image_dir), rows, listed)
+    load.warnings.append("G1020 has no patient id: images of one patient may fall into different splits")
+    load.metadata.update({"label_file": str(labels), "image_folder": str(image_dir)})
+    return load
 
 
 def _image_dir(labels: Path) -> Path:

@@ -13,9 +13,20 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from focus_eval.data.common import IMAGE_SUFFIXES, documented_count_warnings, find_dirs, safe_path
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.files import find_dirs, is_image_name
+from focus_eval.data.matching import add_image, usable_file
+from focus_eval.data.records import DatasetLoad, Skipped
+from focus_eval.data.spec import ALL_IMAGES, ReaderSpec
 from focus_eval.errors import DataError
+
+SPEC = ReaderSpec(
+    name="jsiec",
+    targets=("dr", "referable_dr"),
+    group_key="image (JSIEC1000 has no patient id)",
+    # counted from the image paths of the public release
+    documented_counts={ALL_IMAGES: {"n": 1000, "dr_pos": 106, "dr_neg": 658, "referable_dr_pos": 88,
+                                    "referable_dr_neg": 676}},
+)
 
 ROOT_DIR = "1000images"
 
@@ -40,15 +51,6 @@ CLASS_FOLDERS = DR_POSITIVE_FOLDERS + EXCLUDED_FOLDERS + NEGATIVE_FOLDERS
 # The referable-DR negatives are the DR negatives plus mild DR.
 REFERABLE_DR_NEGATIVE_FOLDERS = ("0.3.DR1",) + NEGATIVE_FOLDERS
 
-TARGETS = ("dr", "referable_dr")
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = False
-GROUP_KEY = "image (JSIEC1000 has no patient id)"
-
-# Counted from the image paths of the public release; differences are warnings only.
-DOCUMENTED_COUNTS = {"n": 1000, "dr_pos": 106, "dr_neg": 658, "referable_dr_pos": 88, "referable_dr_neg": 676}
-
 _CANONICAL = {name.lower(): name for name in CLASS_FOLDERS}
 
 
@@ -63,14 +65,17 @@ def labels_for(class_folder: str) -> tuple[int | None, int | None]:
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     root, warnings = _root(folder)
-    records, skipped = [], []
+    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=warnings, metadata={
+        "image_folder": str(root), "label_file": None,
+        "label_rule": "class folder; see DR_POSITIVE_FOLDERS, EXCLUDED_FOLDERS, NEGATIVE_FOLDERS in "
+                      "focus_eval.data.readers.jsiec"})
     for entry in sorted(root.iterdir()):
         if entry.is_file():
-            if entry.suffix.lower() in IMAGE_SUFFIXES:
-                skipped.append(Skipped(str(root), None, entry.name, "image outside any class folder"))
+            if is_image_name(entry.name):
+                load.skipped.append(Skipped(str(root), None, entry.name, "image outside any class folder"))
             continue
         if entry.name.lower() == ROOT_DIR.lower():
-            warnings.append(f"nested duplicate folder {entry} is not read")
+            load.warnings.append(f"nested duplicate folder {entry} is not read")
             continue
         if entry.name.startswith(".") or entry.name == "__MACOSX":
             continue
@@ -78,30 +83,21 @@ def read(folder: Path) -> DatasetLoad:
         if class_folder is None:
             raise DataError(f"unknown class folder {entry.name!r}; expected one of the 39 JSIEC1000 classes "
                             f"({CLASS_FOLDERS[0]!r} ... {CLASS_FOLDERS[-1]!r})", file=str(entry))
-        records.extend(_class_records(folder, root, entry, class_folder, warnings))
-    warnings += documented_count_warnings("jsiec", records, TARGETS, DOCUMENTED_COUNTS)
-    return DatasetLoad(name="jsiec", root=folder, records=records, skipped=skipped, warnings=warnings,
-                       metadata={"image_folder": str(root), "label_file": None,
-                                 "label_rule": "class folder; see DR_POSITIVE_FOLDERS, EXCLUDED_FOLDERS, "
-                                               "NEGATIVE_FOLDERS in focus_eval.data.readers.jsiec"})
+        _read_class(load, entry, class_folder)
+    return load
 
 
-def _class_records(folder: Path, root: Path, directory: Path, class_folder: str,
-                   warnings: list[str]) -> list[ImageRecord]:
+def _read_class(load: DatasetLoad, directory: Path, class_folder: str) -> None:
+    """The images of one class folder, labelled by the folder."""
+    root = load.root.resolve()
     dr, referable = labels_for(class_folder)
-    records = []
     for entry in sorted(directory.iterdir()):
         if entry.is_dir():
-            warnings.append(f"sub-folder {entry} inside a class folder is not read")
-            continue
-        if entry.suffix.lower() not in IMAGE_SUFFIXES:
-            continue
-        path = safe_path(folder, entry, directory, None)
-        image_id = f"{directory.name}/{entry.name}"
-        records.append(ImageRecord(dataset="jsiec", image_id=image_id, patient_id=image_id, path=path,
-                                   relpath=path.relative_to(folder.resolve()).as_posix(), dr=dr,
-                                   referable_dr=referable, extra={"class_folder": class_folder}))
-    return records
+            load.warnings.append(f"sub-folder {entry} inside a class folder is not read")
+        elif is_image_name(entry.name):
+            image_id = f"{directory.name}/{entry.name}"
+            add_image(load, root, usable_file(root, entry, directory, None, image_id), image_id,
+                      dict(dr=dr, referable_dr=referable, extra={"class_folder": class_folder}))
 
 
 def _root(folder: Path) -> tuple[Path, list[str]]:

@@ -19,10 +19,21 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from focus_eval.data.common import (IMAGE_SUFFIXES, ImageMatcher, documented_count_warnings, find_dirs, find_files,
-                                    find_one, map_code, parse_grade, read_csv_rows, referable_dr, resolve_columns)
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.cells import clean_id, dr_present, map_code, parse_grade, referable_dr
+from focus_eval.data.files import find_dirs, find_files, find_one, is_image_name
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows
+from focus_eval.data.records import DatasetLoad
+from focus_eval.data.spec import ALL_IMAGES, ReaderSpec
+from focus_eval.data.tables import read_csv_rows, resolve_columns
 from focus_eval.errors import DataError
+
+SPEC = ReaderSpec(
+    name="messidor2",
+    targets=("dr", "referable_dr"),
+    group_key="exam from messidor-2.csv (both eyes of an exam); each image alone when that file is absent",
+    # gradable images of the Krause grades (Kaggle copy)
+    documented_counts={ALL_IMAGES: {"n": 1744, "dr_pos": 727, "referable_dr_pos": 465}},
+)
 
 LABEL_FILES = ("messidor_data.csv",)
 PAIRING_FILES = ("messidor-2.csv",)
@@ -33,16 +44,7 @@ ALIASES = {
     "dme": ("adjudicated_dme",),
     "gradable": ("adjudicated_gradable",),
 }
-
-TARGETS = ("dr", "referable_dr")
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = False
-GROUP_KEY = "exam from messidor-2.csv (both eyes of an exam); each image alone when that file is absent"
-
 _BINARY = {"0": 0, "1": 1}
-# Gradable images of the Krause grades (Kaggle copy); differences are warnings only.
-DOCUMENTED_COUNTS = {"n": 1744, "dr_pos": 727, "referable_dr_pos": 465}
 
 
 def read(folder: Path) -> DatasetLoad:
@@ -52,52 +54,40 @@ def read(folder: Path) -> DatasetLoad:
     headers, rows = read_csv_rows(labels)
     columns = resolve_columns(headers, ALIASES, labels, optional=("gradable",))
     image_dir = _image_dir(folder)
-    images = ImageMatcher(folder, labels, image_dir)
-    warnings: list[str] = []
+    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
     pairing = find_files(folder, PAIRING_FILES)
     if pairing:
-        exams = _exams(pairing[0], warnings)
+        exams = _exams(pairing[0], load.warnings)
     else:
         exams = {}
-        warnings.append(f"no {PAIRING_FILES[0]} (ADCIS exam pairing) under {folder}: each image is its own group, "
-                        "so the two eyes of one exam may fall into different splits")
-    records, skipped, unpaired = [], [], 0
-    for row in rows:
-        line = row["__row__"]
-        name = images.claim_cell(row, columns["image"])
-        if "gradable" in columns:
-            gradable = map_code(row[columns["gradable"]], _BINARY, labels, line, columns["gradable"])
-            if gradable == 0:
-                skipped.append(Skipped(str(labels), line, name, "adjudicated_gradable == 0 (ungradable)"))
-                continue
-        path = images.find(name, line, name, f"image file missing under {image_dir}")
-        if isinstance(path, Skipped):
-            skipped.append(path)
-            continue
-        exam = exams.get(name.lower())
-        unpaired += bool(pairing) and exam is None
-        records.append(_record(folder, labels, row, columns, name, path, exam))
-    if unpaired:
-        warnings.append(f"{unpaired} image(s) are in no exam of {pairing[0]}: each is its own group")
-    warnings += documented_count_warnings("messidor2", records, TARGETS, DOCUMENTED_COUNTS)
+        load.warnings.append(f"no {PAIRING_FILES[0]} (ADCIS exam pairing) under {folder}: each image is its own "
+                             "group, so the two eyes of one exam may fall into different splits")
+    read_rows(load, ImageMatcher(folder, labels, image_dir), rows,
+              lambda row: _listed(labels, row, columns, exams))
+    unpaired = sum(1 for r in load.records if r.extra["exam"] is None)
+    if pairing and unpaired:
+        load.warnings.append(f"{unpaired} image(s) are in no exam of {pairing[0]}: each is its own group")
     if image_dir.name.lower() == "preprocess":
-        warnings.append("the images are the Kaggle preprocessed copies (cropped and resized), not the ADCIS originals")
-    metadata = {"label_file": str(labels), "pairing_file": str(pairing[0]) if pairing else None,
-                "image_folder": str(image_dir), "layout": "adcis" if pairing else "kaggle-preprocess"}
-    return DatasetLoad(name="messidor2", root=folder, records=records, skipped=skipped, warnings=warnings,
-                       metadata=metadata)
+        load.warnings.append("the images are the Kaggle preprocessed copies (cropped and resized), not the ADCIS "
+                             "originals")
+    load.metadata.update({"label_file": str(labels), "pairing_file": str(pairing[0]) if pairing else None,
+                          "image_folder": str(image_dir), "layout": "adcis" if pairing else "kaggle-preprocess"})
+    return load
 
 
-def _record(folder: Path, labels: Path, row: dict, columns: dict, name: str, path: Path,
-            exam: str | None) -> ImageRecord:
+def _listed(labels: Path, row: dict, columns: dict, exams: dict[str, str]) -> Listed:
     line = row["__row__"]
+    name = clean_id(row[columns["image"]], labels, line, columns["image"])
+    if "gradable" in columns:
+        gradable = map_code(row[columns["gradable"]], _BINARY, labels, line, columns["gradable"])
+        if gradable == 0:
+            return Listed(name, name, line, excluded="adjudicated_gradable == 0 (ungradable)")
     grade = parse_grade(row[columns["grade"]], range(5), labels, line, columns["grade"])
     dme = map_code(row[columns["dme"]], _BINARY, labels, line, columns["dme"])
-    return ImageRecord(
-        dataset="messidor2", image_id=name, patient_id=exam or name, path=path,
-        relpath=path.relative_to(folder.resolve()).as_posix(),
-        dr=None if grade is None else int(grade >= 1), referable_dr=referable_dr(grade, dme),
-        extra={"adjudicated_dr_grade": grade, "adjudicated_dme": dme, "exam": exam})
+    exam = exams.get(name.lower())
+    return Listed(name, name, line, dict(
+        patient_id=exam or name, dr=dr_present(grade), referable_dr=referable_dr(grade, dme),
+        extra={"adjudicated_dr_grade": grade, "adjudicated_dme": dme, "exam": exam}))
 
 
 def _image_dir(folder: Path) -> Path:
@@ -122,11 +112,11 @@ def _exams(path: Path, warnings: list[str]) -> dict[str, str]:
         cells = [c.strip() for c in re.split(r"[;,]", line) if c.strip()]
         if not cells:
             continue
-        is_header = first_row and not any(Path(c).suffix.lower() in IMAGE_SUFFIXES for c in cells)
+        is_header = first_row and not any(is_image_name(c) for c in cells)
         first_row = False
         if is_header:
             continue
-        if len(cells) != 2 or any(Path(c).suffix.lower() not in IMAGE_SUFFIXES for c in cells):
+        if len(cells) != 2 or any(not is_image_name(c) for c in cells):
             raise DataError(f"expected two image names joined by ';', got {line.strip()!r}", file=str(path),
                             row=lineno)
         keys = [c.lower() for c in cells]

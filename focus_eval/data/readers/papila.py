@@ -10,20 +10,24 @@ column). Suspects (Diagnosis 2) are excluded from the glaucoma target. File name
 from __future__ import annotations
 
 import re
-from collections import Counter
 from pathlib import Path
 
-from openpyxl import load_workbook
-
-from focus_eval.data import common
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.cells import map_code, parse_age, parse_grade
+from focus_eval.data.checks import inconsistent_within_patient
+from focus_eval.data.files import file_index, find_one, relative_to, safe_path
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows
+from focus_eval.data.records import DatasetLoad, ImageRecord
+from focus_eval.data.spec import ALL_IMAGES, ReaderSpec
+from focus_eval.data.tables import clean_cell, clean_header, xlsx_values
 from focus_eval.errors import DataError
 
-TARGETS = ("glaucoma",)
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = False
-GROUP_KEY = "numeric patient id from #NNN / RETNNN"
+SPEC = ReaderSpec(
+    name="papila",
+    targets=("glaucoma",),
+    group_key="numeric patient id from #NNN / RETNNN",
+    # 488 images, 333 healthy eyes (code 0); the glaucoma/suspect split is not documented reliably.
+    documented_counts={ALL_IMAGES: {"n": 488, "glaucoma_neg": 333}},
+)
 LABEL_RULES = {"glaucoma": "Diagnosis == 1 (glaucoma) vs 0 (healthy); 2 (suspect) excluded"}
 
 CLINICAL_FILES = {"OD": "patient_data_od.xlsx", "OS": "patient_data_os.xlsx"}
@@ -32,8 +36,6 @@ IMAGE_FOLDER = "FundusImages"
 FIELDS = ("id", "age", "gender", "diagnosis", "dioptre_1", "dioptre_2", "astigmatism", "phakic",
           "iop_pneumatic", "iop_perkins", "pachymetry", "axial_length", "vf_md")
 HEADER_CHECK = {1: "age", 2: "gender", 3: "diagnosis"}
-# 488 images, 333 healthy eyes (code 0); the glaucoma/suspect split is not documented reliably.
-DOCUMENTED_COUNTS = {"n": 488, "glaucoma_neg": 333}
 GENDER_CODES = {"0": "male", "1": "female"}
 GLAUCOMA_BY_DIAGNOSIS = {0: 0, 1: 1, 2: None}
 ID_PATTERN = re.compile(r"#?\s*(\d+)")
@@ -41,7 +43,7 @@ ID_PATTERN = re.compile(r"#?\s*(\d+)")
 
 def locate(folder: Path) -> tuple[dict[str, Path], Path]:
     """({eye: clinical xlsx}, FundusImages folder) of the shallowest archive copy under ``folder``."""
-    od = common.find_one(folder, [CLINICAL_FILES["OD"]], "PAPILA clinical data (ClinicalData/patient_data_od.xlsx)")
+    od = find_one(folder, [CLINICAL_FILES["OD"]], "PAPILA clinical data (ClinicalData/patient_data_od.xlsx)")
     clinical = {"OD": od}
     os_file = [p for p in od.parent.iterdir() if p.name.lower() == CLINICAL_FILES["OS"]]
     if not os_file:
@@ -57,21 +59,14 @@ def locate(folder: Path) -> tuple[dict[str, Path], Path]:
 
 def clinical_rows(path: Path) -> list[tuple[int, dict]]:
     """(sheet row number, {field: value}) for each patient row of one clinical xlsx file."""
-    try:
-        workbook = load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises many types for a damaged file
-        raise DataError(f"cannot read the xlsx file: {exc}", file=str(path)) from None
-    try:
-        table = [tuple(row) for row in workbook.worksheets[0].iter_rows(values_only=True)]
-    finally:
-        workbook.close()
-    start = next((i for i, row in enumerate(table) if row and common.clean_header(row[0]).lower() == "id"), None)
+    table = xlsx_values(path)
+    start = next((i for i, row in enumerate(table) if row and clean_header(row[0]).lower() == "id"), None)
     if start is None:
         raise DataError("no row whose first cell is 'ID' (the header row above the patient rows)", file=str(path))
     _check_header(table[:start], path)
     rows = []
     for i, values in enumerate(table[start + 1:], start=start + 2):
-        cells = [common.clean_cell(v) for v in values]
+        cells = [clean_cell(v) for v in values]
         if not any(c is not None for c in cells):
             continue
         cells += [None] * (len(FIELDS) - len(cells))
@@ -83,7 +78,7 @@ def _check_header(header_rows: list[tuple], path: Path) -> None:
     """The group headers above the ID row must name Age, Gender and Diagnosis at positions 1-3; otherwise
     the columns have moved and reading by position would mislabel every row."""
     for position, name in HEADER_CHECK.items():
-        found = {common.clean_header(row[position]).lower()
+        found = {clean_header(row[position]).lower()
                  for row in header_rows if len(row) > position and row[position]}
         if name not in found:
             raise DataError(f"expected column {name!r} in column {chr(ord('A') + position)} above the ID row; "
@@ -94,21 +89,18 @@ def read(folder: Path) -> DatasetLoad:
     """Both eyes of every PAPILA patient under ``folder`` (no split)."""
     folder = Path(folder)
     clinical, images = locate(folder)
-    root = folder.resolve()
-    images = common.safe_path(root, images, clinical["OD"], None)
-    index = {name: path for name, path in common.file_index(images).items() if " " not in name}
-    records, skipped = [], []
+    images = safe_path(folder, images, clinical["OD"], None)
+    index = {name: path for name, path in file_index(images).items() if " " not in name}
+    load = DatasetLoad(SPEC.name, folder, [])
     for eye, path in clinical.items():
-        for n, cells in clinical_rows(path):
-            record = _record(cells, eye, n, root, path, images, index)
-            (skipped if isinstance(record, Skipped) else records).append(record)
-    duplicates = [i for i, count in Counter(r.image_id for r in records).items() if count > 1]
-    if duplicates:
-        raise DataError(f"patient rows listed twice: {sorted(duplicates)}", file=str(clinical["OD"].parent))
-    metadata = {"label_file": ", ".join(common.relative_to(folder, p) for p in clinical.values()),
-                "version": _version(clinical["OD"]), "label_rules": LABEL_RULES}
-    warnings = _warnings(records) + common.documented_count_warnings("papila", records, TARGETS, DOCUMENTED_COUNTS)
-    return DatasetLoad("papila", folder, records, skipped, warnings, metadata)
+        # each file lists the images of one eye, so it is matched against that eye's files only
+        eye_images = {name: image for name, image in index.items() if Path(name).stem.endswith(eye.lower())}
+        read_rows(load, ImageMatcher(folder, path, images, images=eye_images), clinical_rows(path),
+                  lambda item, eye=eye, path=path: _listed(item, eye, path))
+    load.warnings += _warnings(load.records)
+    load.metadata.update({"label_file": ", ".join(relative_to(folder, p) for p in clinical.values()),
+                          "version": _version(clinical["OD"]), "label_rules": LABEL_RULES})
+    return load
 
 
 def _version(clinical: Path) -> str:
@@ -116,26 +108,22 @@ def _version(clinical: Path) -> str:
     return name[len("PapilaDB-PAPILA-"):] if name.startswith("PapilaDB-PAPILA-") else "unknown"
 
 
-def _record(cells: dict, eye: str, n: int, root: Path, path: Path, images: Path, index: dict):
+def _listed(item: tuple[int, dict], eye: str, path: Path) -> Listed:
+    n, cells = item
     match = ID_PATTERN.fullmatch(cells["id"] or "")
     if not match:
         raise DataError(f"column A (ID): {cells['id']!r} is not a patient id like '#002'", file=str(path), row=n)
     number = int(match.group(1))
     image_id = f"RET{number:03d}{eye}"
-    name = image_id + ".jpg"
-    image = common.listed_file(root, images, name, index, path, n)
-    if image is None:
-        return Skipped(str(path), n, image_id, f"image file not found: {images / name}")
-    diagnosis = common.parse_grade(cells["diagnosis"], (0, 1, 2), path, n, "Diagnosis")
+    diagnosis = parse_grade(cells["diagnosis"], (0, 1, 2), path, n, "Diagnosis")
     extra = {k: cells[k] for k in FIELDS[4:]}
     extra.update(eye=eye, diagnosis=diagnosis)
-    return ImageRecord(
-        dataset="papila", image_id=image_id, patient_id=str(number), path=image,
-        relpath=image.relative_to(root).as_posix(),
+    return Listed(image_id + ".jpg", image_id, n, dict(
+        patient_id=str(number),
         glaucoma=None if diagnosis is None else GLAUCOMA_BY_DIAGNOSIS[diagnosis],
-        age=common.parse_age(cells["age"], path, n, "Age"),
-        sex=common.map_code(cells["gender"], GENDER_CODES, path, n, "Gender"),
-        extra=extra)
+        age=parse_age(cells["age"], path, n, "Age"),
+        sex=map_code(cells["gender"], GENDER_CODES, path, n, "Gender"),
+        extra=extra))
 
 
 def _warnings(records: list[ImageRecord]) -> list[str]:
@@ -148,7 +136,7 @@ def _warnings(records: list[ImageRecord]) -> list[str]:
         warnings.append(f"Diagnosis code 2 (suspect) is not bilateral for patient(s) {', '.join(one_sided)}; "
                         "check that the files code 0 healthy, 1 glaucoma, 2 suspect")
     for attribute in ("sex", "age"):
-        patients = common.inconsistent_within_patient(records, attribute)
+        patients = inconsistent_within_patient(records, attribute)
         if patients:
             warnings.append(f"{attribute} differs between the OD and OS files for patient(s) {', '.join(patients[:5])}")
     eyes = {}

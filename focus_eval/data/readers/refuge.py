@@ -7,18 +7,21 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from focus_eval.data.common import (ImageMatcher, clean_cell, clean_header, clean_id, count_warnings, file_index,
-                                    find_dirs, find_files, label_counts, non_empty, parse_grade, read_xlsx_rows,
-                                    relative_to, resolve_columns, safe_path, with_extension)
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.cells import clean_id, parse_grade
+from focus_eval.data.files import file_index, find_dirs, find_files, relative_to, with_extension
+from focus_eval.data.matching import ImageMatcher, Listed, add_image, read_rows, usable_file
+from focus_eval.data.records import DatasetLoad, Skipped
+from focus_eval.data.spec import ReaderSpec
+from focus_eval.data.tables import clean_cell, clean_header, read_xlsx_rows, resolve_columns
 from focus_eval.errors import DataError
 
-NAME = "refuge"
-TARGETS = ("glaucoma",)
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = True
-GROUP_KEY = "image (no patient id; official train/val/test split)"
+SPEC = ReaderSpec(
+    name="refuge",
+    targets=("glaucoma",),
+    official_split=True,
+    group_key="image (no patient id; official train/val/test split)",
+    documented_counts={split: {"n": 400, "glaucoma_pos": 40} for split in ("train", "val", "test")},
+)
 
 # Official release: training labels are the class folders; validation and test labels are workbooks.
 TRAIN_FOLDERS = ("Training400", "REFUGE-Training400")
@@ -33,7 +36,6 @@ WORKBOOK_COLUMNS = {"image": ("ImgName",)}
 # Kaggle bundle: REFUGE/{train,val,test}/{Images/, index.json}.
 KAGGLE_SPLITS = {"train": "train", "val": "val", "test": "test"}
 KAGGLE_FIELDS = {"image": "imgname", "label": "label"}
-DOCUMENTED_COUNTS = {split: {"n": 400, "glaucoma_pos": 40} for split in ("train", "val", "test")}
 
 
 def read(folder: Path) -> DatasetLoad:
@@ -46,7 +48,7 @@ def read(folder: Path) -> DatasetLoad:
         raise DataError("no REFUGE layout found; expected 'Training400/Glaucoma/', 'REFUGE-Validation400/' and "
                         "'Test400/' (official release) or 'REFUGE/{train,val,test}/index.json' (Kaggle bundle) "
                         f"somewhere under {folder}", file=str(folder))
-    load = DatasetLoad(name=NAME, root=folder, records=[])
+    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
     if official:
         if kaggle:
             load.warnings.append(f"both the official REFUGE release and the Kaggle bundle are under {folder}; "
@@ -56,9 +58,6 @@ def read(folder: Path) -> DatasetLoad:
     else:
         load.metadata["layout"] = "kaggle"
         _read_kaggle(folder, kaggle, load)
-    counts = label_counts(load.records, TARGETS)
-    load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
-    load.metadata["counts"] = counts
     return load
 
 
@@ -66,14 +65,16 @@ def read(folder: Path) -> DatasetLoad:
 
 def _read_official(folder: Path, train_dir: Path, load: DatasetLoad) -> None:
     label_files = {"train": relative_to(folder, train_dir) + "/<class folder>"}
+    root = folder.resolve()
     for class_name, label in TRAIN_CLASSES.items():
         found = find_dirs(train_dir, [class_name])
         if not found:
             raise DataError(f"class folder {class_name!r} not found in {train_dir}", file=str(train_dir))
         for path in file_index(found[0]).values():
             image_id = f"train/{path.stem}"
-            image = non_empty(safe_path(folder, path, found[0], None), found[0], None, image_id)
-            _add(load, folder, "train", image_id, image, label, {"class_folder": class_name})
+            image = usable_file(folder, path, found[0], None, image_id)
+            add_image(load, root, image, image_id, dict(split="train", glaucoma=label,
+                                                        extra={"class_folder": class_name}))
     for split, spec in GT_SPLITS.items():
         image_dirs = find_dirs(folder, spec["folders"])
         if not image_dirs:
@@ -95,17 +96,15 @@ def _read_workbook(load: DatasetLoad, split: str, label_names: tuple[str, ...], 
     workbook = images.label_file
     headers, rows = read_xlsx_rows(workbook)
     columns = resolve_columns(headers, {**WORKBOOK_COLUMNS, "label": label_names}, workbook)
-    for row in rows:
+
+    def listed(row: dict) -> Listed:
         line = row["__row__"]
-        source_name = clean_id(row[columns["image"]], workbook, line, columns["image"])
-        name = with_extension(source_name, ".jpg")
-        images.claim(name, line)
+        name = with_extension(clean_id(row[columns["image"]], workbook, line, columns["image"]), ".jpg")
         label = parse_grade(row[columns["label"]], (0, 1), workbook, line, columns["label"])
         extra = {k: v for k, v in row.items() if k not in ("__row__", columns["label"]) and v is not None}
-        image_id = f"{split}/{Path(name).stem}"
-        image = images.match(name, line, image_id, f"image file {name} not found for split {split}")
-        _add(load, images.root, split, image_id, image, label, extra)
-    load.warnings.extend(images.unlabelled_warnings())
+        return Listed(name, f"{split}/{Path(name).stem}", line, dict(split=split, glaucoma=label, extra=extra))
+
+    read_rows(load, images, rows, listed)
 
 
 def _missing_labels(load: DatasetLoad, folder: Path, split: str, images: dict[str, Path], expected: str) -> None:
@@ -209,36 +208,25 @@ def _has_labels(entries: list[tuple[int | None, dict]]) -> bool:
 def _read_index(load: DatasetLoad, split: str, entries: list[tuple[int | None, dict]], images: ImageMatcher) -> None:
     """The records of a Kaggle index.json (``images.label_file``) matched to the split's image files."""
     index = images.label_file
-    for position, entry in entries:
+
+    def listed(item: tuple[int | None, dict]) -> Listed:
+        position, entry = item
         source_name = clean_cell(entry.get(KAGGLE_FIELDS["image"]))
         if source_name is None:
             raise DataError(f"record {position} has no ImgName", file=str(index))
         name = with_extension(source_name, ".jpg")
-        images.claim(name, position)
         image_id = f"{split}/{Path(name).stem}"
         raw_label = clean_cell(entry.get(KAGGLE_FIELDS["label"]))
         if raw_label is None:
-            load.skipped.append(Skipped(str(index), position, image_id, "no glaucoma label (Label missing)"))
-            continue
+            return Listed(name, image_id, position, excluded="no glaucoma label (Label missing)")
         label = parse_grade(raw_label, (0, 1), index, position, "Label")
         extra = {k: v for k, v in entry.items() if k not in KAGGLE_FIELDS.values() and v is not None}
-        image = images.match(name, position, image_id, f"image file {name} not found for split {split}")
-        _add(load, images.root, split, image_id, image, label, extra)
-    load.warnings.extend(images.unlabelled_warnings())
+        return Listed(name, image_id, position, dict(split=split, glaucoma=label, extra=extra))
+
+    read_rows(load, images, entries, listed)
 
 
 # ---- shared ----
-
-def _add(load: DatasetLoad, folder: Path, split: str, image_id: str, image: Path | Skipped, label: int | None,
-         extra: dict) -> None:
-    """A record for a usable image file; the skipped row otherwise."""
-    if isinstance(image, Skipped):
-        load.skipped.append(image)
-        return
-    load.records.append(ImageRecord(dataset=NAME, image_id=image_id, patient_id=image_id, path=image,
-                                    relpath=relative_to(folder, image), split=split, glaucoma=label,
-                                    extra=extra))
-
 
 def _set_label_files(load: DatasetLoad, label_files: dict[str, str | None]) -> None:
     load.metadata["label_files"] = label_files

@@ -4,19 +4,27 @@ referable-DR proxy (RFMiD has no DR grade)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
-from focus_eval.data.common import (ImageMatcher, clean_id, count_warnings, find_dir_near, find_files,
-                                    find_label_file, label_counts, parse_grade, read_csv_rows, relative_to,
-                                    resolve_columns, with_extension)
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.cells import clean_id, parse_grade
+from focus_eval.data.files import find_dir_near, find_files, find_label_file, relative_to, with_extension
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows
+from focus_eval.data.records import DatasetLoad
+from focus_eval.data.spec import ReaderSpec
+from focus_eval.data.tables import read_csv_rows, resolve_columns
 from focus_eval.errors import DataError
 
-NAME = "rfmid"
-TARGETS = ("dr", "referable_dr")
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = True
-GROUP_KEY = "image (no patient id; official train/val/test split, IDs restart per split)"
+SPEC = ReaderSpec(
+    name="rfmid",
+    targets=("dr", "referable_dr"),
+    official_split=True,
+    group_key="image (no patient id; official train/val/test split, IDs restart per split)",
+    documented_counts={
+        "train": {"n": 1920, "dr_pos": 376, "referable_dr_pos": 4},
+        "val": {"n": 640, "dr_pos": 132, "referable_dr_pos": 1},
+        "test": {"n": 640, "dr_pos": 124, "referable_dr_pos": 2},
+    },
+)
 REFERABLE_DR_COLUMN = "CME"
 
 # Per layout and split: (label file names, image folder names). The official release prefixes both
@@ -38,17 +46,12 @@ EXPECTED_PATHS = {
     "kaggle": "Training_Set/Training_Set/RFMiD_Training_Labels.csv",
 }
 COLUMNS = {"id": ("ID",), "dr": ("DR",), "referable_dr": (REFERABLE_DR_COLUMN,)}
-DOCUMENTED_COUNTS = {
-    "train": {"n": 1920, "dr_pos": 376, "referable_dr_pos": 4},
-    "val": {"n": 640, "dr_pos": 132, "referable_dr_pos": 1},
-    "test": {"n": 640, "dr_pos": 124, "referable_dr_pos": 2},
-}
 
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     layout, warnings = _detect_layout(folder)
-    load = DatasetLoad(name=NAME, root=folder, records=[], warnings=warnings)
+    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=warnings)
     label_files = {}
     for split, (label_names, image_dir_names) in LAYOUTS[layout].items():
         label_file = find_label_file(folder, label_names, f"RFMiD {split} label file", load.warnings)
@@ -57,16 +60,13 @@ def read(folder: Path) -> DatasetLoad:
             raise DataError(f"no image folder {image_dir_names[0]!r} found next to the {split} label file",
                             file=str(label_file))
         label_files[split] = relative_to(folder, label_file)
-        _read_split(folder, split, label_file, image_dir, load)
-    counts = label_counts(load.records, TARGETS)
-    load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
+        read_split(load, folder, split, label_file, image_dir, columns=COLUMNS, extension=".png")
     load.metadata.update({
         "layout": layout,
         "label_file": ", ".join(label_files.values()),
         "label_files": label_files,
         "referable_dr_column": REFERABLE_DR_COLUMN,
         "referable_dr_proxy": True,
-        "counts": counts,
     })
     return load
 
@@ -88,26 +88,26 @@ def _detect_layout(folder: Path) -> tuple[str, list[str]]:
     return present[0], warnings
 
 
-def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, load: DatasetLoad) -> None:
-    headers, rows = read_csv_rows(label_file)
-    columns = resolve_columns(headers, COLUMNS, label_file)
-    images = ImageMatcher(folder, label_file, image_dir)
-    for row in rows:
+def source_columns(row: dict) -> dict:
+    """The row's non-empty cells, kept in ``extra`` for reference."""
+    return {k: v for k, v in row.items() if k != "__row__" and v is not None}
+
+
+def read_split(load: DatasetLoad, folder: Path, split: str, label_file: Path, image_dir: Path, *,
+               columns: dict, extension: str, encoding: str = "utf-8-sig",
+               extra: Callable[[dict], dict] = source_columns) -> str:
+    """One split of an RFMiD-style release (RFMiD 1.0 and 2.0): an ``id`` column naming ``<id><extension>``
+    and binary ``dr`` and ``referable_dr`` columns. Returns the referable-DR column the file uses."""
+    headers, rows = read_csv_rows(label_file, encoding=encoding)
+    found = resolve_columns(headers, columns, label_file)
+
+    def listed(row: dict) -> Listed:
         line = row["__row__"]
-        source_id = clean_id(row[columns["id"]], label_file, line, columns["id"])
-        image_id = f"{split}/{source_id}"
-        name = with_extension(source_id, ".png")
-        images.claim(name, line)
-        path = images.match(name, line, image_id, f"image file {name} not found in {image_dir}")
-        if isinstance(path, Skipped):
-            load.skipped.append(path)
-            continue
-        load.records.append(ImageRecord(
-            dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
-            relpath=relative_to(folder, path), split=split,
-            dr=parse_grade(row[columns["dr"]], (0, 1), label_file, line, columns["dr"]),
-            referable_dr=parse_grade(row[columns["referable_dr"]], (0, 1), label_file, line,
-                                     columns["referable_dr"]),
-            extra={k: v for k, v in row.items() if k != "__row__" and v is not None},
-        ))
-    load.warnings.extend(images.unlabelled_warnings())
+        source_id = clean_id(row[found["id"]], label_file, line, found["id"])
+        labels = {target: parse_grade(row[found[target]], (0, 1), label_file, line, found[target])
+                  for target in ("dr", "referable_dr")}
+        return Listed(with_extension(source_id, extension), f"{split}/{source_id}", line,
+                      dict(split=split, extra=extra(row), **labels))
+
+    read_rows(load, ImageMatcher(folder, label_file, image_dir), rows, listed)
+    return found["referable_dr"]

@@ -5,17 +5,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.common import (ImageMatcher, clean_id, count_warnings, find_label_file, label_counts,
-                                    parse_grade, read_csv_rows, relative_to, resolve_columns, with_extension)
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.files import find_label_file, relative_to
+from focus_eval.data.readers.rfmid import read_split
+from focus_eval.data.records import DatasetLoad
+from focus_eval.data.spec import ReaderSpec
 from focus_eval.errors import DataError
 
-NAME = "rfmid2"
-TARGETS = ("dr", "referable_dr")
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = True
-GROUP_KEY = "image (no patient id; official train/val/test split)"
+SPEC = ReaderSpec(
+    name="rfmid2",
+    targets=("dr", "referable_dr"),
+    official_split=True,
+    group_key="image (no patient id; official train/val/test split)",
+    documented_counts={
+        "train": {"n": 507, "dr_pos": 42, "referable_dr_pos": 1},
+        "val": {"n": 177, "dr_pos": 14, "referable_dr_pos": 1},
+        "test": {"n": 170, "dr_pos": 14, "referable_dr_pos": 2},
+    },
+)
 ENCODING = "latin-1"
 
 # Each split folder (Training_set/ or Train/, ...) holds its images next to its label file.
@@ -33,68 +39,30 @@ COLUMNS = {
 }
 # The release's header spells ODPM as OPDM; extra uses the RFMiD 1.0 name.
 COLUMN_FIXES = {"OPDM": "ODPM"}
-DOCUMENTED_COUNTS = {
-    "train": {"n": 507, "dr_pos": 42, "referable_dr_pos": 1},
-    "val": {"n": 177, "dr_pos": 14, "referable_dr_pos": 1},
-    "test": {"n": 170, "dr_pos": 14, "referable_dr_pos": 2},
-}
 
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     if not folder.is_dir():
         raise DataError("dataset folder not found", file=str(folder))
-    load = DatasetLoad(name=NAME, root=folder, records=[])
+    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
     label_files, proxy_columns = {}, set()
     for split, name in LABEL_FILES.items():
         label_file = find_label_file(folder, [name], LABEL_FILE_WHAT, load.warnings)
         label_files[split] = relative_to(folder, label_file)
-        proxy_columns.add(_read_split(folder, split, label_file, load))
+        proxy_columns.add(read_split(load, folder, split, label_file, label_file.parent, columns=COLUMNS,
+                                     extension=".jpg", encoding=ENCODING, extra=_extra))
     if len(proxy_columns) > 1:
         raise DataError(f"the splits name the macular-edema column differently ({sorted(proxy_columns)})",
                         file=str(folder))
-    counts = label_counts(load.records, TARGETS)
-    load.warnings.extend(count_warnings(NAME, counts, DOCUMENTED_COUNTS))
     load.metadata.update({
         "label_file": ", ".join(label_files.values()),
         "label_files": label_files,
         "encoding": ENCODING,
         "referable_dr_column": proxy_columns.pop(),
         "referable_dr_proxy": True,
-        "counts": counts,
     })
     return load
-
-
-def _read_split(folder: Path, split: str, label_file: Path, load: DatasetLoad) -> str:
-    """Read one split's label file and the images beside it; returns the proxy column used."""
-    headers, rows = read_csv_rows(label_file, encoding=ENCODING)
-    columns = resolve_columns(headers, COLUMNS, label_file)
-    image_dir = label_file.parent
-    images = ImageMatcher(folder, label_file, image_dir)
-    for row in rows:
-        line = row["__row__"]
-        source_id = clean_id(row[columns["id"]], label_file, line, columns["id"])
-        image_id = f"{split}/{source_id}"
-        name = with_extension(source_id, ".jpg")
-        images.claim(name, line)
-        path = images.match(name, line, image_id,
-                            f"label row has no image: {name} (any case) not found in {image_dir}")
-        if isinstance(path, Skipped):
-            load.skipped.append(path)
-            continue
-        load.records.append(ImageRecord(
-            dataset=NAME, image_id=image_id, patient_id=image_id, path=path,
-            relpath=relative_to(folder, path), split=split,
-            dr=parse_grade(row[columns["dr"]], (0, 1), label_file, line, columns["dr"]),
-            referable_dr=parse_grade(row[columns["referable_dr"]], (0, 1), label_file, line,
-                                     columns["referable_dr"]),
-            extra=_extra(row),
-        ))
-    if images.missing:
-        load.warnings.append(f"{label_file.name}: {images.missing} label rows have no image file and were skipped")
-    load.warnings.extend(images.unlabelled_warnings())
-    return columns["referable_dr"]
 
 
 def _extra(row: dict) -> dict:

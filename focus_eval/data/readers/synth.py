@@ -16,22 +16,25 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from focus_eval.data.common import (ImageMatcher, find_one, map_code, parse_age, parse_grade, parse_number,
-                                    read_csv_rows, referable_dr, resolve_columns)
-from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.cells import clean_id, dr_present, map_code, parse_age, parse_grade, parse_number, referable_dr
+from focus_eval.data.files import find_one
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows
+from focus_eval.data.records import DatasetLoad
+from focus_eval.data.spec import ReaderSpec
+from focus_eval.data.tables import read_csv_rows, resolve_columns
 from focus_eval.errors import DataError
+
+SPEC = ReaderSpec(
+    name="synth",
+    targets=("dr", "referable_dr", "glaucoma"),
+    group_key="patient (labels.csv column 'patient'; two eyes per patient)",
+)
 
 NAMES = ("synth_desktop", "synth_mobile")
 MANIFEST_FILE = "synth.json"
 LABELS_FILE = "labels.csv"
 IMAGES_DIR = "images"
 COLUMNS = ("image", "patient", "eye", "icdr", "dme", "cdr", "glaucoma", "age", "sex", "quality", "device")
-
-TARGETS = ("dr", "referable_dr", "glaucoma")
-COHORTS = {"all": lambda record: True}
-DEFAULT_COHORT = "all"
-OFFICIAL_SPLIT = False
-GROUP_KEY = "patient (labels.csv column 'patient'; two eyes per patient)"
 
 _BINARY = {"0": 0, "1": 1}
 _EYES = {"OD": "OD", "OS": "OS"}
@@ -60,45 +63,32 @@ def read(folder: Path) -> DatasetLoad:
     labels = find_one(folder, [LABELS_FILE], "synthetic label file")
     headers, rows = read_csv_rows(labels)
     columns = resolve_columns(headers, {c: (c,) for c in COLUMNS}, labels)
-    images = ImageMatcher(folder, labels, labels.parent / IMAGES_DIR)
-    records, skipped = [], []
-    for row in rows:
-        line = row["__row__"]
-        image_name = row[columns["image"]]
-        if image_name is None:
-            raise DataError("empty 'image' cell", file=str(labels), row=line)
-        path = images.find(image_name, line, image_name, f"image file missing under {IMAGES_DIR}/")
-        if isinstance(path, Skipped):
-            skipped.append(path)
-            continue
-        records.append(_record(name, folder, labels, row, columns, path))
-    return DatasetLoad(name=name, root=folder, records=records, skipped=skipped,
+    load = DatasetLoad(name=name, root=folder, records=[],
                        metadata={"label_file": str(labels), "layout": "focus-eval synthetic"})
+    # Empty image files are read as they always were here: decoding reports them, with their path.
+    matcher = ImageMatcher(folder, labels, labels.parent / IMAGES_DIR, allow_empty=True)
+    read_rows(load, matcher, rows, lambda row: _listed(labels, row, columns))
+    return load
 
 
-def _record(name: str, folder: Path, labels: Path, row: dict, columns: dict, path: Path) -> ImageRecord:
+def _listed(labels: Path, row: dict, columns: dict) -> Listed:
     line = row["__row__"]
-    cell = lambda concept: row[columns[concept]]  # noqa: E731
+
+    def cell(concept: str) -> str | None:
+        return row[columns[concept]]
+
+    image = clean_id(cell("image"), labels, line, "image")
     icdr = parse_grade(cell("icdr"), range(5), labels, line, "icdr")
     dme = map_code(cell("dme"), _BINARY, labels, line, "dme")
-    patient = cell("patient")
-    if patient is None:
-        raise DataError("empty 'patient' cell", file=str(labels), row=line)
-    return ImageRecord(
-        dataset=name, image_id=Path(cell("image")).stem, patient_id=patient, path=path,
-        relpath=path.relative_to(folder.resolve()).as_posix(),
-        dr=None if icdr is None else int(icdr >= 1),
+    # the record's id drops the extension; a skipped row names the listed file
+    return Listed(image, image, line, dict(
+        image_id=Path(image).stem,
+        patient_id=clean_id(cell("patient"), labels, line, "patient"),
+        dr=dr_present(icdr),
         referable_dr=referable_dr(icdr, dme),
         glaucoma=map_code(cell("glaucoma"), _BINARY, labels, line, "glaucoma"),
         age=parse_age(cell("age"), labels, line, "age"),
         sex=map_code(cell("sex"), _SEXES, labels, line, "sex"),
         quality=map_code(cell("quality"), _QUALITIES, labels, line, "quality"),
         extra={"eye": map_code(cell("eye"), _EYES, labels, line, "eye"), "icdr": icdr, "dme": dme,
-               "cdr": _number(cell("cdr"), labels, line, "cdr"), "device": cell("device")})
-
-
-def _number(value: str | None, labels: Path, line: int, column: str) -> float | None:
-    try:
-        return parse_number(value)
-    except ValueError:
-        raise DataError(f"column {column!r}: {value!r} is not a number", file=str(labels), row=line) from None
+               "cdr": parse_number(cell("cdr"), labels, line, "cdr"), "device": cell("device")}))

@@ -1,0 +1,96 @@
+"""Parsing label cells into harmonized values without ever guessing: identifiers, grades, coded values (sex,
+quality, yes/no), ages and numbers, and the referable-DR rule shared by the DR datasets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from focus_eval.errors import DataError
+
+
+def clean_id(value: str | None, file: Path, row: int | None, column: str) -> str:
+    """An identifier cell as text, with spreadsheet float noise removed ('126.0' -> '126'); an empty cell is
+    a DataError naming file, row and column."""
+    if value is None:
+        raise DataError(f"column {column!r} is empty", file=str(file), row=row)
+    text = str(value).strip()
+    try:
+        number = float(text)
+    except ValueError:
+        return text
+    return str(int(number)) if number.is_integer() and "e" not in text.lower() else text
+
+
+def parse_number(value: str | None, file: Path, row: int | None, column: str) -> float | None:
+    """A numeric cell as float (a decimal comma is accepted); None for empty; other text is a DataError."""
+    if value is None:
+        return None
+    try:
+        return float(str(value).replace(",", "."))
+    except ValueError:
+        raise DataError(f"column {column!r}: {value!r} is not a number", file=str(file), row=row) from None
+
+
+def parse_grade(value: str | None, allowed: Sequence[int], file: Path, row: int | None, column: str) -> int | None:
+    """An integer grade such as ICDR 0-4 (accepting '2', '2.0'); None when empty. Any other value is a
+    DataError: labels are never recoded silently."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        number = None
+    if number is None or not number.is_integer() or int(number) not in allowed:
+        raise DataError(f"column {column!r}: {value!r} is not a grade in {list(allowed)}", file=str(file), row=row)
+    return int(number)
+
+
+def map_code(value: str | None, mapping: Mapping[str, object], file: Path, row: int | None, column: str):
+    """Map a coded cell through ``mapping``; '1', '1.0' and 1 are the same code, and text codes match in any
+    case. None when empty; an unknown code is a DataError naming file, row, column and the accepted codes."""
+    if value is None:
+        return None
+    key = str(value).strip()
+    try:
+        number = float(key)
+        if number.is_integer():
+            key = str(int(number))
+    except ValueError:
+        pass
+    lowered = {str(k).lower(): v for k, v in mapping.items()}
+    if key.lower() not in lowered:
+        raise DataError(f"column {column!r}: unknown code {value!r}; expected one of {sorted(mapping)}",
+                        file=str(file), row=row)
+    return lowered[key.lower()]
+
+
+def parse_age(value: str | None, file: Path, row: int | None, column: str) -> float | None:
+    """Age in years: '>= 90' style caps map to 90; empty -> None; non-numeric text is a DataError."""
+    if value is None:
+        return None
+    text = str(value).strip().replace(" ", "")
+    if text.startswith(">"):  # ">= 90" and "> 90": the release caps ages at 90
+        return 90.0
+    try:
+        return float(text.replace(",", "."))
+    except ValueError:
+        raise DataError(f"column {column!r}: age {value!r} is not a number", file=str(file), row=row) from None
+
+
+def dr_present(grade: int | None) -> int | None:
+    """DR from an ICDR grade: 1 for grade >= 1, 0 for grade 0, None without a grade."""
+    return None if grade is None else int(grade >= 1)
+
+
+def referable_dr(grade: int | None, edema: int | None, *, needs_grade: bool = False) -> int | None:
+    """Referable DR from an ICDR grade and a macular-edema value (0 = none): grade >= 2 or any edema. None
+    when a missing value could change the answer. With ``needs_grade`` (the BRSET and mBRSET rule) an
+    image without a grade is undefined even when it shows edema."""
+    if needs_grade and grade is None:
+        return None
+    if (grade is not None and grade >= 2) or (edema is not None and edema >= 1):
+        return 1
+    if grade is None or edema is None:
+        return None
+    return 0

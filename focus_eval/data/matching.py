@@ -1,0 +1,123 @@
+"""Matching the image names a label file lists to the image files of a folder: one ``ImageMatcher`` per
+label file, and ``read_rows``, the loop every label-file reader runs (row -> image file -> record, or a
+reported skip)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping, TypeVar
+
+from focus_eval.data.files import image_files, safe_path
+from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.errors import DataError
+
+T = TypeVar("T")
+
+
+def usable_file(root: Path, path: Path, file: Path | str, row: int | None, image_id: str) -> Path | Skipped:
+    """``path`` resolved inside ``root`` (a DataError when it escapes), or a Skipped row of ``file`` when the
+    image file is empty (a broken download or copy)."""
+    return _non_empty(safe_path(root, path, file, row), file, row, image_id)
+
+
+def _non_empty(path: Path, file: Path | str, row: int | None, image_id: str) -> Path | Skipped:
+    if path.stat().st_size == 0:
+        return Skipped(str(file), row, image_id, f"image file {path} is empty")
+    return path
+
+
+class ImageMatcher:
+    """The image files of one folder matched to the names one label file lists: names match in any case,
+    each name may be listed once, a matched path must stay inside the dataset folder, and a missing or
+    empty file skips its row (with the reason) instead of failing the load.
+
+    ``images`` replaces the listing of ``image_dir`` (a reader that filters or searches differently);
+    ``recursive`` lists sub-folders too (hidden ones skipped, the shallowest copy of a name wins);
+    ``allow_empty`` keeps empty files (decoding then reports them)."""
+
+    def __init__(self, root: Path, label_file: Path, image_dir: Path, recursive: bool = False,
+                 images: Mapping[str, Path] | None = None, allow_empty: bool = False):
+        self.allow_empty = allow_empty
+        self.root = Path(root).resolve()
+        self.label_file = Path(label_file)
+        self.image_dir = safe_path(self.root, image_dir, label_file, None)
+        self.images = dict(images) if images is not None else image_files(self.image_dir, recursive)[0]
+        self.listed: dict[str, int | None] = {}  # lower-cased name -> the row that listed it
+        self.missing = 0  # rows skipped because their file is absent
+
+    def claim(self, name: str, row: int | None) -> None:
+        """Note that ``row`` lists ``name``; a second row listing the same name (in any case) is a DataError,
+        since one image would be counted twice."""
+        key = name.lower()
+        if key in self.listed:
+            raise DataError(f"image {name!r} is listed twice (already listed on row {self.listed[key]})",
+                            file=str(self.label_file), row=row)
+        self.listed[key] = row
+
+    def resolve(self, name: str, *, row: int | None, image_id: str | None = None,
+                excluded: str | None = None) -> Path | Skipped:
+        """Claim ``name`` for ``row`` and return its image file, or a Skipped row with the reason: the row is
+        ``excluded`` (a reason the reader gives, such as an ungradable image), or the file is missing or
+        empty. A name that points outside the dataset folder is a DataError."""
+        self.claim(name, row)
+        image_id = name if image_id is None else image_id
+        if excluded is not None:
+            return Skipped(str(self.label_file), row, image_id, excluded)
+        if "/" in name or "\\" in name or name.startswith(".."):
+            safe_path(self.root, self.image_dir / name, self.label_file, row)
+        path = self.images.get(Path(name).name.lower())
+        if path is None or path.name.lower() != name.lower():
+            self.missing += 1
+            return Skipped(str(self.label_file), row, image_id,
+                           f"image file not found: {name} (any case) is missing from {self.image_dir}, "
+                           "so the label row has no image")
+        if path.is_symlink():  # only a link can lead outside; resolving every file would slow large folders
+            path = safe_path(self.root, path, self.label_file, row)
+        return path if self.allow_empty else _non_empty(path, self.label_file, row, image_id)
+
+    def warnings(self) -> list[str]:
+        """Warnings for label rows whose file is missing, and for image files no row lists (not read)."""
+        warnings = []
+        if self.missing:
+            warnings.append(f"{self.label_file.name}: {self.missing} label rows have no image file and were skipped")
+        unlabelled = sorted(set(self.images) - set(self.listed))
+        if unlabelled:
+            warnings.append(f"{len(unlabelled)} image files in {self.image_dir} have no row in "
+                            f"{self.label_file.name} (e.g. {self.images[unlabelled[0]].name})")
+        return warnings
+
+
+@dataclass
+class Listed:
+    """What one label row says: the image name it lists, the id its record (or skip) gets, its row number for
+    messages, the other ImageRecord fields (labels, patient_id, split, age, sex, quality, extra; an
+    ``image_id`` here gives the record an id other than the skip's), and, for a row the reader leaves out
+    on purpose, the reason."""
+
+    name: str
+    image_id: str
+    row: int | None
+    fields: dict[str, Any] = field(default_factory=dict)
+    excluded: str | None = None
+
+
+def add_image(load: DatasetLoad, root: Path, path: Path | Skipped, image_id: str, fields: dict[str, Any]) -> None:
+    """Add to ``load`` the record of a usable image file (``path`` resolved inside the resolved ``root``;
+    ``patient_id`` defaults to the image id, ``fields`` are the other ImageRecord fields), or its skip."""
+    if isinstance(path, Skipped):
+        load.skipped.append(path)
+        return
+    fields = {"image_id": image_id, "patient_id": image_id, **fields}
+    load.records.append(ImageRecord(dataset=load.name, path=path, relpath=path.relative_to(root).as_posix(),
+                                    **fields))
+
+
+def read_rows(load: DatasetLoad, matcher: ImageMatcher, rows: Iterable[T], listed: Callable[[T], Listed]) -> None:
+    """For each row: parse it (``listed``; label errors stop the load), match its image, and add the record
+    or the reported skip to ``load``; then the matcher's warnings."""
+    for item in rows:
+        entry = listed(item)
+        path = matcher.resolve(entry.name, row=entry.row, image_id=entry.image_id, excluded=entry.excluded)
+        add_image(load, matcher.root, path, entry.image_id, entry.fields)
+    load.warnings.extend(matcher.warnings())

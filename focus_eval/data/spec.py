@@ -1,0 +1,49 @@
+"""``ReaderSpec``: what the registry needs to know about a dataset reader besides its ``read(folder)``
+function (targets, cohorts, split policy, group key, documented counts), declared once per reader module."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from focus_eval.data.records import TARGETS, ImageRecord
+from focus_eval.errors import FocusError
+
+Cohort = Callable[[ImageRecord], bool]
+ALL_IMAGES = "all images"  # the documented_counts key of counts over every image, before cohort and split
+
+
+def every_image(record: ImageRecord) -> bool:
+    """The cohort that keeps every image."""
+    return True
+
+
+@dataclass(frozen=True)
+class ReaderSpec:
+    """One dataset reader's contract with the registry.
+
+    ``cohorts`` maps a cohort name to the test that keeps a record; ``official_split`` says that ``read``
+    sets every record's split; ``group_key`` says in words what keeps images of one person in one split
+    (for reports); ``documented_counts`` holds the figures the dataset's documentation states, per split
+    or ``ALL_IMAGES`` -> count name (``n``, ``<target>_pos``, ``<target>_neg``) -> number, and may be empty.
+    """
+
+    name: str
+    targets: tuple[str, ...]
+    group_key: str
+    cohorts: Mapping[str, Cohort] = field(default_factory=lambda: {"all": every_image})
+    default_cohort: str = "all"
+    official_split: bool = False
+    documented_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+
+    def __post_init__(self):
+        where = f"reader spec {self.name!r}"
+        unknown = [t for t in self.targets if t not in TARGETS]
+        if not self.targets or unknown:
+            raise FocusError(f"{where}: targets must be some of {', '.join(TARGETS)}; got {list(self.targets)}")
+        if self.default_cohort not in self.cohorts:
+            raise FocusError(f"{where}: default_cohort {self.default_cohort!r} is not one of its cohorts "
+                             f"({', '.join(self.cohorts)})")
+        if not self.group_key:
+            raise FocusError(f"{where}: group_key must say what groups the images (e.g. 'patient')")
+
