@@ -65,13 +65,12 @@ def _split_files(values: list[str]) -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focus_eval.presets import parse_model_args
-    from focus_eval.runner.run import RunOptions, Runner
+    from focus_eval import api
 
-    options = RunOptions(
-        model=args.model, tasks=args.tasks, model_args=parse_model_args(args.model_args),
+    options = api.run_options(
+        args.model, args.tasks, model_args=args.model_args,
         include_path=args.include_path, include_proxy=args.include_proxy,
-        data_root=Path(args.data_root) if args.data_root else None, output_path=args.output_path,
+        data_root=args.data_root or None, output_path=args.output_path,
         batch_size=args.batch_size, device=args.device, seed=args.seed, limit=args.limit, resume=args.resume,
         num_workers=args.num_workers, probe_compat=args.probe_compat, zs_scale=args.zs_scale,
         adapter=args.adapter, trust_remote_code=args.trust_remote_code, cache_dir=args.cache_dir,
@@ -79,9 +78,8 @@ def run(args: argparse.Namespace) -> int:
         methods=[m.strip() for m in args.methods.split(",")] if args.methods else None,
         n_boot=args.n_boot, use_prepared=args.use_prepared, progress=args.progress,
         argv=["focus-eval", *sys.argv[1:]])
-    runner = Runner(options)
-    report = runner.run()
-    if not runner.state.is_main_process:
+    report, state = api.run(options)
+    if not state.is_main_process:
         return 0
     print_summary(report)
     return 1 if report.failed else 0
