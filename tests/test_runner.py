@@ -217,6 +217,27 @@ def test_mllm_prompt_run_resumes_from_its_last_written_sample(tmp_path, data_roo
 
 
 @pytest.mark.slow
+def test_max_new_tokens_governs_the_answer_and_is_recorded(tmp_path, data_root, capsys):
+    texts, recorded = {}, {}
+    for n in (1, 6):
+        out = tmp_path / f"n{n}"
+        assert run_cli("--model", "tiny-medgemma", "--tasks", "dr_synth_desktop", "--data-root", str(data_root),
+                       "--limit", "6", "--model-args", f"max_new_tokens={n}", "--output-path", str(out)) == 0
+        (line,) = read_jsonl(out / "tiny-medgemma" / "results.jsonl")
+        recorded[n] = line["extra"]["max_new_tokens"]
+        texts[n] = [s["text"] for s in read_jsonl(out / "tiny-medgemma" / "samples" / "dr_synth_desktop.prompt.jsonl")]
+    assert recorded == {1: 1, 6: 6}
+    # the longer answer starts with the one-token answer (greedy decoding from the same prefill)
+    assert all(long.startswith(short) for short, long in zip(texts[1], texts[6]))
+    assert sum(map(len, texts[6])) > sum(map(len, texts[1]))
+    capsys.readouterr()
+    assert run_cli("--model", "tiny-medgemma", "--tasks", "dr_synth_desktop", "--data-root", str(data_root),
+                   "--model-args", "max_new_tokenz=3", "--output-path", str(tmp_path / "typo")) == 2
+    err = capsys.readouterr().err
+    assert "max_new_tokenz" in err and "max_new_tokens" in err
+
+
+@pytest.mark.slow
 def test_an_unreadable_image_becomes_a_sample_error_and_the_run_goes_on(tmp_path, data_root):
     from focus_eval.data.registry import load_dataset
 
