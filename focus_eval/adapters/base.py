@@ -22,6 +22,7 @@ from focus_eval.adapters.checkpoints import KeyMap
 from focus_eval.adapters.preprocessing import ImageTransform, transform_from_preset
 from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
+from focus_eval.presets import PRESET_FIELDS
 from focus_eval.registry import suggest
 
 # Settings that steer loading checks only; they never change an embedding, so they stay out of the cache key.
@@ -63,8 +64,6 @@ def check_settings(preset, valid: frozenset[str]) -> None:
     unknown = sorted(set(preset.settings or {}) - set(valid))
     if not unknown:
         return
-    from focus_eval.presets import PRESET_FIELDS
-
     hints = [suggest(key, set(valid) | PRESET_FIELDS) for key in unknown]
     close = "".join(h for h in hints if h.startswith("; did you mean"))
     raise FocusError(f"preset {preset.name!r} ({preset.path}): unknown setting{'s' if len(unknown) > 1 else ''} "
