@@ -193,27 +193,26 @@ def dumps(value: Any) -> str:
 
 
 def write_jsonl(path: Path, rows: Iterable[Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(dumps(row) + "\n")
-    tmp.replace(path)
+    """Write a JSON Lines file atomically (see ``focus_eval.files``)."""
+    from focus_eval.files import atomic_write_text, jsonl_text
+
+    atomic_write_text(path, jsonl_text(rows, dumps))
 
 
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    """Read a JSONL file; a truncated last line (an interrupted write) is ignored, any other bad line is an error."""
+def read_jsonl(path: Path, *, skip_bad: bool = False, bad: list | None = None) -> list[dict[str, Any]]:
+    """Every row of a JSON Lines file. A line that is not valid JSON (a torn last line included) is an error
+    naming the file and line, or, with ``skip_bad``, left out and listed in ``bad`` as (line, reason)."""
+    from focus_eval.files import read_jsonl_rows
+
     rows = []
-    lines = path.read_text(encoding="utf-8").splitlines()
-    for i, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            if i == len(lines):
-                break
-            raise ValueError(f"{path}, line {i}: not valid JSON ({exc})") from exc
+    for number, row, problem in read_jsonl_rows(path):
+        if problem is None:
+            rows.append(row)
+        elif skip_bad:
+            if bad is not None:
+                bad.append((number, problem))
+        else:
+            raise ValueError(f"{path}, line {number}: {problem}")
     return rows
 
 

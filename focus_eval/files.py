@@ -1,0 +1,81 @@
+"""The one way focus-eval writes a file that others read: a unique temporary file beside the target, flushed to
+disk, then renamed over it (readers see the old or the new file, never half of one), plus an advisory lock
+(``filelock``) for read-modify-write of a shared file, and JSON Lines reading and writing (``jsonlines``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+LOCK_TIMEOUT_S = 600.0
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically (unique temporary name, fsync, os.replace)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the advisory lock of ``path`` (a ``<name>.lock`` file beside it) for a read-modify-write."""
+    from filelock import FileLock, Timeout
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(path.with_name(path.name + ".lock")), timeout=timeout)
+    try:
+        with lock:
+            yield
+    except Timeout:
+        raise TimeoutError(f"{path}: another process held its lock for {timeout:.0f} s") from None
+
+
+def jsonl_text(rows: Iterable[Any], dumps: Callable[[Any], str]) -> str:
+    """Rows as JSON Lines text, each row serialised by ``dumps`` (one line, no NaN)."""
+    import io
+
+    import jsonlines
+
+    buffer = io.StringIO()
+    with jsonlines.Writer(buffer, dumps=dumps, flush=False) as writer:
+        writer.write_all(rows)
+    return buffer.getvalue()
+
+
+def read_jsonl_rows(path: str | os.PathLike) -> Iterator[tuple[int, Any | None, str | None]]:
+    """(line number, row or None, problem or None) for every non-empty line of a JSON Lines file."""
+    import jsonlines
+
+    data = Path(path).read_bytes()
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    torn_tail = bool(data) and not data.endswith(b"\n")
+    for number, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield number, jsonlines.Reader([raw]).read(), None
+        except (jsonlines.InvalidLineError, UnicodeDecodeError) as exc:
+            torn = torn_tail and number == len(lines)
+            yield number, None, "a torn last line (an interrupted write)" if torn else f"not valid JSON ({exc})"
