@@ -1,6 +1,6 @@
 """focus-eval: evaluation harness for retinal colour-fundus models (the FOCUS benchmark)."""
 
-__version__ = "0.1.0"
+from focus_eval.version import __version__  # noqa: F401
 
 
 def evaluate(model: str, tasks, **options):

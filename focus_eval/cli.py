@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("focus_eval.commands.compare", "paired fine-tuned vs base deltas with bootstrap CIs"),
     "demo": ("focus_eval.commands.demo", "run the offline demo end to end"),
     "bench": ("focus_eval.commands.bench", "throughput benchmark: reference-style loops vs focus-eval"),
+    "grid": ("focus_eval.commands.grid", "plan, run (here or on Slurm), check and collect the whole grid"),
 }
 
 
@@ -52,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         print(_top_help())
         return 0
     if argv[0] in {"-V", "--version"}:
-        from focus_eval import __version__
+        from focus_eval.version import __version__
         print(f"focus-eval {__version__}")
         return 0
     command = argv[0] if argv[0] in COMMANDS else "run"

@@ -14,7 +14,10 @@ from focus_eval.registry import Registry, suggest
 
 
 def _builtin() -> None:
-    from focus_eval.adapters import builtin  # noqa: F401  (registers the shipped adapters)
+    from focus_eval.adapters.builtin import BUILTIN_ADAPTERS
+
+    for name, target in BUILTIN_ADAPTERS.items():
+        ADAPTERS.register(name, target)
 
 
 #: preset ``adapter`` value -> adapter class (or its lazy ``"module:Class"`` target)

@@ -450,7 +450,7 @@ class Trainer:
         import torch
         import transformers
 
-        from focus_eval import __version__
+        from focus_eval.version import __version__
 
         c = self.config
         train, val = self.train_examples, self.val_examples
