@@ -174,6 +174,10 @@ def export_rows(load: DatasetLoad) -> list[dict[str, str]]:
 def run_export(args: argparse.Namespace) -> int:
     load = registry.load_dataset(args.name, registry.data_root(args.data_root), args.cohort, args.split_file, args.seed)
     rows = export_rows(load)
+    if not rows:
+        # an empty manifest would look like a finished export; it nearly always means a wrong folder
+        raise FocusError(f"{args.name}: no images to export from {load.root} (cohort {load.metadata['cohort']}); "
+                         + _empty_reason(load))
     if args.output == "-":
         _write_csv(sys.stdout, rows)
     else:
@@ -187,6 +191,12 @@ def run_export(args: argparse.Namespace) -> int:
     for warning in load.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     return 0
+
+
+def _empty_reason(load: DatasetLoad) -> str:
+    if not load.skipped:
+        return "the reader found no label rows"
+    return f"{len(load.skipped)} row(s) skipped, e.g. {load.skipped[0]}"
 
 
 def _write_csv(handle, rows: list[dict[str, str]]) -> None:

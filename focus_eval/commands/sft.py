@@ -55,12 +55,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from focus_eval.data.registry import optional_data_root
     from focus_eval.finetune.sft import SFTConfig, Trainer
     from focus_eval.presets import parse_model_args
 
     config = SFTConfig(
         model=args.model, dataset=args.dataset, target=args.target, output=args.output,
-        data_root=Path(args.data_root) if args.data_root else None, cohort=args.cohort,
+        data_root=optional_data_root(args.data_root), cohort=args.cohort,
         model_args=parse_model_args(args.model_args), include_path=args.include_path, split_file=args.split_file,
         rank=args.rank, alpha=args.alpha, dropout=args.dropout, epochs=args.epochs, lr=args.lr,
         batch_size=args.batch_size, grad_accum=args.grad_accum, seed=args.seed, max_steps=args.max_steps,

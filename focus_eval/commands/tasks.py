@@ -4,6 +4,7 @@ version and label rule; with ``--data-root`` also the test-split size and positi
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 
@@ -26,7 +27,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
-def count_test_split(tasks: list[Any], data_root: str) -> tuple[dict[str, tuple[str, str]], list[str]]:
+def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
     """task name -> (test images, test positives), and one note per dataset that could not be loaded."""
     from focus_eval.data.registry import load_dataset
     from focus_eval.errors import FocusError
@@ -62,7 +63,9 @@ def run(args: argparse.Namespace) -> int:
             for t in tasks]
     notes: list[str] = []
     if args.data_root:
-        counts, notes = count_test_split(tasks, args.data_root)
+        from focus_eval.data.registry import data_root
+
+        counts, notes = count_test_split(tasks, data_root(args.data_root))
         header += ["test", "test_pos"]
         for row, task in zip(rows, tasks):
             row += list(counts[task.name])

@@ -81,11 +81,18 @@ def reader(name: str) -> Reader:
 
 
 def data_root(value: str | os.PathLike | None = None) -> Path:
-    """The data root: ``value`` if given, else the FOCUS_DATA environment variable."""
+    """The data root as an absolute path: ``value`` if given, else the FOCUS_DATA environment variable."""
     value = value if value is not None else os.environ.get(DATA_ROOT_ENV)
     if not value:
         raise FocusError(f"no data root: pass --data-root DIR or set {DATA_ROOT_ENV}")
-    return Path(value).expanduser()
+    # Resolved once here: readers join label-file paths onto the dataset folder and then check them against
+    # it, so a relative folder would be joined twice (DATA/brset/DATA/brset/...).
+    return Path(value).expanduser().resolve()
+
+
+def optional_data_root(value: str | os.PathLike | None) -> Path | None:
+    """A command's ``--data-root`` value made absolute at the command boundary; None when it is not set."""
+    return data_root(value) if value else None
 
 
 def dataset_folder(root: str | os.PathLike | None, name: str) -> Path:
