@@ -12,6 +12,8 @@ from typing import Any
 # Files of a local model folder whose bytes decide what the model computes.
 MODEL_FILE_SUFFIXES = frozenset({".safetensors", ".bin", ".pth", ".pt", ".json"})
 _CHUNK = 1 << 22
+# edges_sha256 reads this much from each end of a file
+EDGE_BYTES = 64 * 1024
 
 
 def text_sha256(text: str) -> str:
@@ -53,3 +55,18 @@ def folder_digest(folder: str | os.PathLike, suffixes: frozenset[str] = MODEL_FI
     parts = [f"{path.relative_to(folder)}:{cached_file_sha256(path)}" for path in sorted(folder.rglob("*"))
              if path.is_file() and path.suffix in suffixes]
     return text_sha256("\n".join(parts))
+
+
+def edges_sha256(path: str | os.PathLike, size: int | None = None) -> str:
+    """sha256 of a file's first and last EDGE_BYTES (the whole file when it is shorter than both together):
+    a cheap content check for large images, which rarely change in the middle alone."""
+    size = os.stat(path).st_size if size is None else size
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        if size <= 2 * EDGE_BYTES:
+            digest.update(handle.read())
+        else:
+            digest.update(handle.read(EDGE_BYTES))
+            handle.seek(size - EDGE_BYTES)
+            digest.update(handle.read(EDGE_BYTES))
+    return digest.hexdigest()

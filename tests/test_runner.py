@@ -300,7 +300,11 @@ def test_the_runner_reads_the_prepared_cache_where_it_exists(tmp_path, data_root
     assert main(["datasets", "prepare", "synth_mobile", "--data-root", str(root), "--size", "224",
                  "--workers", "1"]) == 0
     for image in (root / "synth_mobile" / "images").glob("*.jpg"):
-        image.write_bytes(image.read_bytes()[:100])  # raw files now unreadable: only the prepared copies work
+        # raw files now unreadable, only the prepared copies work; the same size and modification time keep
+        # the copies current (a source that visibly changed would make its copy stale)
+        st = image.stat()
+        image.write_bytes(b"\0" * st.st_size)
+        os.utime(image, ns=(st.st_atime_ns, st.st_mtime_ns))
     common = ["--model", "tiny-vit", "--tasks", "dr_synth_mobile", "--data-root", str(root),
               "--cache-dir", str(tmp_path / "cache")]
     assert run_cli(*common, "--output-path", str(tmp_path / "prepared")) == 0

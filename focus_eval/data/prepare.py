@@ -3,29 +3,40 @@
 Layout (one file per source image, the source's path relative to the dataset folder plus ``.jpg``):
 
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/<relpath>.jpg
+    DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/sources.json   the source each copy was made from
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/corrupt.json   source files that could not be decoded
 
-``PREPARE_VERSION`` changes whenever the crop or encoding changes, so an old cache is never reused by mistake.
+``sources.json`` maps each relpath to the stamp of its source when the copy was written (size, mtime_ns, the
+sha256 of its first and last 64 KiB) and the copy's own size. A copy is used only while its source still matches
+that stamp and the copy has its recorded size; anything else is stale and written again. ``PREPARE_VERSION``
+changes whenever the crop or encoding changes, so an old cache is never reused by mistake.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from tqdm import tqdm
 
 from focus_eval.data.images import open_fundus
 from focus_eval.data.records import ImageRecord
+from focus_eval.digests import edges_sha256
 from focus_eval.errors import DataError, FocusError
+from focus_eval.files import atomic_write_bytes, atomic_write_text, locked
 
 PREPARE_VERSION = 1
 JPEG_QUALITY = 95
 CORRUPT_FILE = "corrupt.json"
+SOURCES_FILE = "sources.json"
+# finished copies are recorded in sources.json at least this often, so an interrupted prepare keeps its work
+SAVE_EVERY = 500
 
 
 def prepared_dir(data_root: str | os.PathLike, dataset: str, size: int) -> Path:
@@ -43,60 +54,160 @@ def read_corrupt(data_root: str | os.PathLike, dataset: str, size: int) -> dict[
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
+def source_stamp(path: str | os.PathLike) -> dict[str, Any]:
+    """What a copy records about its source: size, mtime_ns and the sha256 of its first and last 64 KiB."""
+    st = os.stat(path)
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges": edges_sha256(path, st.st_size)}
+
+
+class PreparedCopies:
+    """The prepared copies of one dataset at one size, and the source stamp each was made from."""
+
+    def __init__(self, data_root: str | os.PathLike, dataset: str, size: int):
+        self.folder = prepared_dir(data_root, dataset, size)
+        self.sources_file = self.folder / SOURCES_FILE
+        self.stamps = _read_stamps(self.sources_file)
+        self.restamped: dict[str, dict[str, Any]] = {}
+
+    def target(self, record: ImageRecord) -> Path:
+        return self.folder / (record.relpath + ".jpg")
+
+    def current(self, record: ImageRecord) -> Path | None:
+        """The copy of ``record``'s image if it is whole and was made from the source as it is now, else None.
+
+        The source is unchanged when it has the recorded size and modification time; when only the time
+        differs (a copied or touched folder) the digest of its first and last 64 KiB decides, and a match
+        is remembered (``save``) so that the next check is a ``stat`` again."""
+        stamp = self.stamps.get(record.relpath)
+        if stamp is None:
+            return None
+        target = self.target(record)
+        try:
+            if target.stat().st_size != stamp.get("copy_size"):
+                return None
+            st = os.stat(record.path)
+            if st.st_size != stamp.get("size"):
+                return None
+            if st.st_mtime_ns != stamp.get("mtime_ns"):
+                if edges_sha256(record.path, st.st_size) != stamp.get("edges"):
+                    return None
+                self.restamped[record.relpath] = {**stamp, "mtime_ns": st.st_mtime_ns}
+        except OSError:
+            return None
+        return target
+
+    def save(self, stamps: dict[str, dict[str, Any]] | None = None) -> None:
+        """Merge new stamps (and remembered time changes) into sources.json, under its lock, atomically."""
+        updates = {**self.restamped, **(stamps or {})}
+        if not updates:
+            return
+        with locked(self.sources_file):
+            # another prepare may have recorded copies since this one read the file
+            merged = {**_read_stamps(self.sources_file), **updates}
+            atomic_write_text(self.sources_file, json.dumps(merged, sort_keys=True, separators=(",", ":")))
+        self.stamps.update(updates)
+        self.restamped = {}
+
+
+def _read_stamps(path: Path) -> dict[str, dict[str, Any]]:
+    if not path.is_file():
+        return {}
+    try:
+        stamps = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"focus-eval: {path} is unreadable ({exc}); its copies count as stale", file=sys.stderr)
+        return {}
+    return stamps if isinstance(stamps, dict) else {}
+
+
+_OPEN: dict[Path, tuple[tuple[int, int, int], PreparedCopies]] = {}
+
+
+def open_copies(data_root: str | os.PathLike, dataset: str, size: int) -> PreparedCopies:
+    """``PreparedCopies`` read once per state of its sources.json (a later prepare makes it read again)."""
+    folder = prepared_dir(data_root, dataset, size)
+    try:
+        st = (folder / SOURCES_FILE).stat()
+        version = (st.st_ino, st.st_mtime_ns, st.st_size)
+    except OSError:
+        version = (0, 0, 0)
+    known = _OPEN.get(folder)
+    if known is not None and known[0] == version:
+        return known[1]
+    copies = PreparedCopies(data_root, dataset, size)
+    _OPEN[folder] = (version, copies)
+    return copies
+
+
 @dataclass
 class PrepareReport:
-    """Counts from one prepare run of one dataset at one size."""
+    """Counts from one prepare run of one dataset at one size (``stale``: copies rebuilt as their source
+    changed or the copy was damaged; they count in ``written`` too)."""
 
     dataset: str
     size: int
     total: int = 0
     written: int = 0
     already_prepared: int = 0
+    stale: int = 0
     corrupt: dict[str, str] = field(default_factory=dict)
 
 
-def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None]:
-    """Decode, crop, resize and write one image; returns (target, error or None). Runs in a worker."""
+def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None, dict[str, Any] | None]:
+    """Decode, crop, resize and write one image; returns (target, error or None, stamp). Runs in a worker."""
     source, target, size = job
     try:
+        # stamped before decoding: a source changed meanwhile then fails its next check, never the reverse
+        stamp = source_stamp(source)
         image = open_fundus(source, size)
-    except DataError as exc:
-        return target, str(exc)
-    out = Path(target)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    partial = out.with_name(out.name + f".{os.getpid()}.part")
-    image.save(partial, format="JPEG", quality=JPEG_QUALITY)
-    os.replace(partial, out)  # an interrupted run never leaves a half-written file under the final name
-    return target, None
+    except FileNotFoundError:
+        return target, str(DataError("image file not found", file=source)), None
+    except (OSError, DataError) as exc:
+        return target, str(exc), None
+    buffer = io.BytesIO()
+    image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
+    atomic_write_bytes(target, buffer.getvalue())
+    return target, None, {**stamp, "copy_size": len(buffer.getvalue())}
 
 
 def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike, dataset: str, size: int,
                     workers: int | None = None, progress: bool | None = None) -> PrepareReport:
-    """Write the prepared copy of every record's image that is not there yet. Corrupt sources are counted
-    and listed in the report (and in corrupt.json); the run goes on."""
+    """Write the prepared copy of every record's image that has no current one (missing, or stale: its source
+    changed or the copy is damaged). Corrupt sources are counted and listed in the report (and in
+    corrupt.json); the run goes on."""
     report = PrepareReport(dataset, size)
+    copies = PreparedCopies(data_root, dataset, size)
     jobs, relpaths, seen = [], {}, set()
     for record in records:
         report.total += 1
         seen.add(record.relpath)
-        target = prepared_path(data_root, dataset, size, record)
-        if target.is_file() and target.stat().st_size > 0:
+        if copies.current(record) is not None:
             report.already_prepared += 1
             continue
+        report.stale += record.relpath in copies.stamps
+        target = copies.target(record)
         jobs.append((str(record.path), str(target), size))
         relpaths[str(target)] = record.relpath
     if jobs:
-        _check_writable(prepared_dir(data_root, dataset, size))
+        _check_writable(copies.folder)
     workers = max(1, workers or os.cpu_count() or 1)
     bar = tqdm(total=len(jobs), desc=f"prepare {dataset} {size}px", unit="img",
                disable=(None if progress is None else not progress))
-    with bar:
-        for target, error in _run(jobs, workers):
-            if error is None:
-                report.written += 1
-            else:
-                report.corrupt[relpaths[target]] = error
-            bar.update(1)
+    fresh: dict[str, dict[str, Any]] = {}
+    try:
+        with bar:
+            for target, error, stamp in _run(jobs, workers):
+                if error is None:
+                    report.written += 1
+                    fresh[relpaths[target]] = stamp
+                else:
+                    report.corrupt[relpaths[target]] = error
+                if len(fresh) >= SAVE_EVERY:
+                    copies.save(fresh)
+                    fresh = {}
+                bar.update(1)
+    finally:
+        copies.save(fresh)
     _write_corrupt(data_root, dataset, size, seen, report.corrupt)
     return report
 
@@ -124,8 +235,7 @@ def _write_corrupt(data_root, dataset: str, size: int, seen: set[str], corrupt: 
     known = {k: v for k, v in read_corrupt(data_root, dataset, size).items() if k not in seen}
     known.update(corrupt)
     if known:
-        folder.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(dict(sorted(known.items())), indent=1))
+        atomic_write_text(path, json.dumps(dict(sorted(known.items())), indent=1))
     elif path.is_file():
         path.unlink()
 
@@ -137,3 +247,23 @@ def prepare_dataset(name: str, data_root: str | os.PathLike, size: int, workers:
 
     load = read_dataset(name, data_root)
     return prepare_records(load.records, data_root, name, size, workers, progress)
+
+
+def refresh_stale(records: list[ImageRecord], data_root: str | os.PathLike, dataset: str, size: int) -> int:
+    """Rebuild the copies recorded in sources.json that are no longer current (their source changed, or the
+    copy was damaged) and return how many were written. Images never prepared are left to ``datasets
+    prepare``; a cache that cannot be written is left as it is (runs then read those images raw)."""
+    copies = PreparedCopies(data_root, dataset, size)
+    stale = [r for r in records if r.relpath in copies.stamps and copies.current(r) is None]
+    try:
+        copies.save()
+        if not stale:
+            return 0
+        report = prepare_records(stale, data_root, dataset, size, workers=1, progress=False)
+    except (OSError, FocusError) as exc:
+        print(f"focus-eval: {dataset}: the prepared images at {size}px cannot be updated ({exc}); stale copies "
+              "are skipped and their source files read instead", file=sys.stderr)
+        return 0
+    print(f"focus-eval: {dataset}: rebuilt {report.written} prepared image(s) at {size}px whose source changed "
+          "or whose copy was damaged", file=sys.stderr)
+    return report.written

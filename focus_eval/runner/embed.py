@@ -33,49 +33,65 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
     # decode (and look for a prepared copy) at the size the transform reads, e.g. 256 before a 224 crop
     size = getattr(adapter.transform, "source_size", None) or adapter.preset.preprocessing.get("size")
     size = int(size) if size else None
+    if prepared_root is not None and size and records and state.is_main_process:
+        from focus_eval.data.prepare import refresh_stale
+
+        # a prepared copy whose source changed (or that was damaged) is written again before anyone reads it
+        refresh_stale(records, prepared_root, records[0].dataset, size)
     # every process must see the same cache state, or their work lists (and so their shares) would differ
     state.wait_for_everyone()
-    keys = {r.image_id: cache_key_for(r.image_id, source_path(r, prepared_root, size)) for r in records}
-    cached = cache.load()
+    paths = {r.image_id: source_path(r, prepared_root, size) for r in records}
+    keys = {image_id: cache_key_for(image_id, path) for image_id, path in paths.items()}
+    width = getattr(adapter, "embed_dim", None) or None
+    cached = cache.load(width)
     missing = sorted((r for r in records if keys[r.image_id] not in cached), key=lambda r: r.image_id)
-    errors: dict[str, str] = {}
     share = process_share(missing, batch_size, state.process_index, state.num_processes)
-    if share:
-        items = [ImageItem(i, r.image_id, str(source_path(r, prepared_root, size)), size) for i, r in enumerate(share)]
-        bar = progress(total=len(items), desc=f"embed {records[0].dataset}") if progress else None
-        pending_keys: list[str] = []
-        pending_vectors: list[np.ndarray] = []
-
-        def failed(index: int, reason: str) -> None:
-            errors[items[index].image_id] = reason
-            if bar:
-                bar.update(1)
-
-        batches = batches or MemoryAdaptiveBatches(enabled=False)
-
-        def model_fn(pixels):
-            # workers send uint8; scaling and mean/std happen on the adapter's device
-            return batches.run(lambda p: adapter.embed_images(adapter.transform.normalize(p)), [pixels], torch.cat)
-
-        for indices, vectors in iter_embeddings(model_fn, DecodeAndTransform(adapter.transform), items,
-                                                batch_size=batch_size, num_workers=num_workers,
-                                                device=adapter.device, dtype=dtype, on_error=failed):
-            pending_keys += [keys[items[i].image_id] for i in indices]
-            pending_vectors.append(vectors.numpy())
-            if bar:
-                bar.update(len(indices))
-            if len(pending_keys) >= shard_images():
-                cache.write(pending_keys, np.concatenate(pending_vectors), rank=state.process_index)
-                pending_keys, pending_vectors = [], []
-        if pending_keys:
-            cache.write(pending_keys, np.concatenate(pending_vectors), rank=state.process_index)
-        if bar:
-            bar.close()
+    items = [ImageItem(i, r.image_id, str(paths[r.image_id]), size) for i, r in enumerate(share)]
+    bar = progress(total=len(items), desc=f"embed {records[0].dataset}") if progress and items else None
+    errors = _embed_items(adapter, items, keys, cache, rank=state.process_index, batch_size=batch_size,
+                          num_workers=num_workers, dtype=dtype, batches=batches, bar=bar)
     state.wait_for_everyone()
     errors = gather_errors(errors, state)
-    cached = cache.load()
+    cached = cache.load(width)
     vectors = {r.image_id: cached[keys[r.image_id]] for r in records if keys[r.image_id] in cached}
     return vectors, errors
+
+
+def _embed_items(adapter, items: list[ImageItem], keys: dict[str, str], cache: EmbeddingCache, *, rank: int,
+                 batch_size: int, num_workers: int, dtype, batches: MemoryAdaptiveBatches | None, bar) -> dict:
+    """Embed ``items`` into cache shards of this process; returns {image_id: decode error}."""
+    errors: dict[str, str] = {}
+    if not items:
+        return errors
+    pending_keys: list[str] = []
+    pending_vectors: list[np.ndarray] = []
+
+    def failed(index: int, reason: str) -> None:
+        errors[items[index].image_id] = reason
+        if bar:
+            bar.update(1)
+
+    batches = batches or MemoryAdaptiveBatches(enabled=False)
+
+    def model_fn(pixels):
+        # workers send uint8; scaling and mean/std happen on the adapter's device
+        return batches.run(lambda p: adapter.embed_images(adapter.transform.normalize(p)), [pixels], torch.cat)
+
+    for indices, vectors in iter_embeddings(model_fn, DecodeAndTransform(adapter.transform), items,
+                                            batch_size=batch_size, num_workers=num_workers,
+                                            device=adapter.device, dtype=dtype, on_error=failed):
+        pending_keys += [keys[items[i].image_id] for i in indices]
+        pending_vectors.append(vectors.numpy())
+        if bar:
+            bar.update(len(indices))
+        if len(pending_keys) >= shard_images():
+            cache.write(pending_keys, np.concatenate(pending_vectors), rank=rank)
+            pending_keys, pending_vectors = [], []
+    if pending_keys:
+        cache.write(pending_keys, np.concatenate(pending_vectors), rank=rank)
+    if bar:
+        bar.close()
+    return errors
 
 
 def shard_images() -> int:

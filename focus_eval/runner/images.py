@@ -20,13 +20,14 @@ class ImageItem:
 
 
 def source_path(record, prepared_root: Path | None, size: int | None) -> Path:
-    """The prepared copy of ``record`` when one exists for ``size``, else the raw file."""
+    """The prepared copy of ``record`` when a current one exists for ``size`` (whole, and made from the source
+    file as it is now), else the raw file."""
     if prepared_root is not None and size:
-        from focus_eval.data.prepare import prepared_path
+        from focus_eval.data.prepare import open_copies
 
-        candidate = prepared_path(prepared_root, record.dataset, size, record)
-        if candidate.is_file():
-            return candidate
+        copy = open_copies(prepared_root, record.dataset, size).current(record)
+        if copy is not None:
+            return copy
     return Path(record.path)
 
 
