@@ -7,10 +7,11 @@ so the whole benchmark runs on a CPU in seconds; its ratios show that both loops
     python -m focus_eval.bench [--tiny] [--json FILE] [--workloads vit224 vit2048 medgemma4b medgemma27b]
 
 ``workloads`` holds the table of workloads, ``encoder`` and ``mllm`` the workload families, ``measure`` the
-clock and result layout, ``runner`` the driver, the printed report and the command-line options.
+clock, image counts and result layout, ``runner`` the driver, the printed report and the command-line options.
 """
 
+from focus_eval.bench.measure import Sizes
 from focus_eval.bench.runner import add_arguments, main, run, run_bench
-from focus_eval.bench.workloads import WORKLOADS, Extra, Sizes, Workload
+from focus_eval.bench.workloads import WORKLOADS, Extra, Workload
 
 __all__ = ["WORKLOADS", "Extra", "Sizes", "Workload", "add_arguments", "main", "run", "run_bench"]

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
-from focus_eval.bench.measure import Env, Measurement, count_params, row
-
-if TYPE_CHECKING:
-    from focus_eval.bench.workloads import Sizes
+from focus_eval.bench.measure import Env, Measurement, Sizes, count_params, row
 
 # Real architecture values (Hugging Face config of google/vit-large-patch16-224); the tiny variant keeps the
 # structure and shrinks the widths and depths.

@@ -1,5 +1,5 @@
-"""What every benchmark workload shares: the device environment, a GPU-aware clock, measurements and the
-per-workload result layout."""
+"""What every benchmark workload shares: the device environment, a GPU-aware clock, image counts (``Sizes``),
+measurements and the per-workload result layout."""
 
 from __future__ import annotations
 
@@ -43,6 +43,19 @@ class Clock:
         work()
         self.sync()
         return Measurement(images, time.perf_counter() - start, settings)
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """Image counts and batch sizes of one workload in one mode (GPU-sized or tiny)."""
+
+    reference: int  # images through the reference-style loop
+    ours: int  # images through focus-eval's path
+    batch: int  # focus-eval's batch (prefill rows for the multimodal models)
+    reference_batch: int = 1
+    files: int = 8  # distinct input files the image list cycles through
+    reference_long: int = 0  # images for the reference loop with 16 new tokens
+    three_tasks: int = 0  # images scored with three prompts each
 
 
 @dataclass

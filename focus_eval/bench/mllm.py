@@ -4,12 +4,9 @@ loop) against focus-eval's batched prefill scorer, with longer answers and three
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
-from focus_eval.bench.measure import Env, Measurement, count_params, row
-
-if TYPE_CHECKING:
-    from focus_eval.bench.workloads import Sizes
+from focus_eval.bench.measure import Env, Measurement, Sizes, count_params, row
 
 # The generic glaucoma prompt of the reference implementation (the task files ship the same text).
 PROMPT = ("Based on the fundus image, does this eye show glaucoma or glaucomatous optic disc changes?\n\n"

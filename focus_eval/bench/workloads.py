@@ -8,20 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from focus_eval.bench import encoder, mllm
-from focus_eval.bench.measure import Env, Measurement
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """Image counts and batch sizes of one workload in one mode (GPU-sized or tiny)."""
-
-    reference: int  # images through the reference-style loop
-    ours: int  # images through focus-eval's path
-    batch: int  # focus-eval's batch (prefill rows for the multimodal models)
-    reference_batch: int = 1
-    files: int = 8  # distinct input files the image list cycles through
-    reference_long: int = 0  # images for the reference loop with 16 new tokens
-    three_tasks: int = 0  # images scored with three prompts each
+from focus_eval.bench.measure import Env, Measurement, Sizes
 
 
 @dataclass(frozen=True)
