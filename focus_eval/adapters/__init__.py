@@ -2,7 +2,9 @@
 batching, caching and processes; an adapter only turns pixels or texts into numbers.
 
 Adapter classes are imported lazily, by the name a preset gives in its ``adapter`` field; other packages add
-theirs through the ``focus_eval.adapters`` entry-point group, or at run time with :func:`register`.
+theirs through the ``focus_eval.adapters`` entry-point group, or at run time with :func:`register`; a preset may
+also name a class of any module (``adapter: my_package.module:MyAdapter``), imported only behind
+``--trust-remote-code``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from focus_eval.errors import FocusError
-from focus_eval.registry import Registry, suggest
+from focus_eval.registry import Registry, import_target, suggest
 
 
 def _builtin() -> None:
@@ -29,9 +31,28 @@ def register(name: str, target: str | type, *, replace: bool = False) -> None:
     ADAPTERS.register(name, target, replace=replace)
 
 
+def adapter_class(preset, trust_remote_code: bool = False) -> type:
+    """The class a preset's ``adapter`` names: a registered name (shipped or from an installed package's entry
+    point), or ``"module:Class"`` of any importable module, imported only with ``trust_remote_code``."""
+    name = str(preset.adapter)
+    if name in ADAPTERS:
+        return ADAPTERS.get(name)
+    if ":" not in name:
+        raise FocusError(f"preset {preset.name!r}: unknown adapter {name!r}{suggest(name, ADAPTERS.names())}; "
+                         f"a Python adapter outside focus-eval is named as module:Class")
+    if not trust_remote_code:
+        raise FocusError(f"preset {preset.name!r} names the Python adapter {name}, which is not part of "
+                         f"focus-eval; importing it runs its code, so pass --trust-remote-code to allow it")
+    try:
+        found = import_target(name)
+    except (ImportError, AttributeError) as exc:
+        raise FocusError(f"preset {preset.name!r}: cannot import adapter {name}: {exc}") from None
+    if not isinstance(found, type):
+        raise FocusError(f"preset {preset.name!r}: adapter {name} is a {type(found).__name__}, not a class")
+    return found
+
+
 def load_adapter(preset, device: str = "cpu", **kwargs: Any):
     """Instantiate the adapter a preset names; weights load strictly or raise FocusError."""
-    if preset.adapter not in ADAPTERS:
-        raise FocusError(f"preset {preset.name!r}: unknown adapter {preset.adapter!r}"
-                         f"{suggest(str(preset.adapter), ADAPTERS.names())}")
-    return ADAPTERS.get(preset.adapter)(preset, device=device, **kwargs)
+    cls = adapter_class(preset, bool(kwargs.get("trust_remote_code")))
+    return cls(preset, device=device, **kwargs)

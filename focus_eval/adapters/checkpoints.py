@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from focus_eval.adapters.hub import advice, check_reachable
 from focus_eval.digests import cached_file_sha256
 from focus_eval.errors import FocusError
 
@@ -38,6 +39,7 @@ def resolve_source(preset) -> tuple[str, str | None]:
         return str(path.resolve()), None
     if path.is_absolute() or source.startswith((".", "~")) or not _HUB_ID.match(source):
         raise FocusError(f"preset {preset.name!r}: source folder {source} does not exist")
+    check_reachable(source, bool(preset.gated), f"model {preset.name!r} from")
     return source, preset.revision or None
 
 
@@ -70,13 +72,13 @@ def hub_file(preset, repo_id: str, file_name: str, revision: str | None = None) 
     from huggingface_hub import hf_hub_download
 
     revision = revision or preset.revision or None
+    check_reachable(repo_id, bool(preset.gated), f"model {preset.name!r} from")
     try:
         return Path(hf_hub_download(repo_id=repo_id, filename=file_name, revision=revision))
     except Exception as exc:  # network, gating and missing-file errors all end the same way for the user
-        gated = " The repository is gated: accept its terms on the hub and set HF_TOKEN." if preset.gated else ""
         raise FocusError(f"preset {preset.name!r}: cannot fetch {file_name} from {repo_id}@{revision or 'main'} "
-                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}).{gated} "
-                         f"Or pass --model-args weights=PATH") from None
+                         f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}). "
+                         f"{advice(repo_id, bool(preset.gated))} Or pass --model-args weights=PATH") from None
 
 
 def _packaged_file(preset, spec: str) -> Path:
@@ -307,9 +309,10 @@ def hf_load(loader, preset, source: str, revision: str | None, **kwargs):
         with quiet_transformers():
             return loader.from_pretrained(source, revision=revision, **kwargs)
     except (OSError, ValueError) as exc:
-        gated = " The repository is gated: accept its terms on the hub and set HF_TOKEN." if preset.gated else ""
+        local = Path(source).is_dir()
+        hint = "" if local else " " + advice(source, bool(preset.gated))
         raise FocusError(f"model {preset.name!r}: cannot load {source}@{revision or 'local'} "
-                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}).{gated}") from None
+                         f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}).{hint}") from None
 
 
 def check_hf_loading(info: dict, allow_missing: Iterable[str], allow_unexpected: Iterable[str], where: str, *,

@@ -8,8 +8,11 @@ Each projection head L2-normalises its input, applies the bias-free Linear, and 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from focus_eval.adapters.base import DualEncoderAdapter
 from focus_eval.adapters.checkpoints import resolve_weights
+from focus_eval.adapters.hub import check_reachable
 from focus_eval.errors import FocusError
 
 # FLAIR clamps its log temperature to [0, ln 100] before exponentiating, in training and inference alike.
@@ -88,6 +91,8 @@ class FLAIRAdapter(DualEncoderAdapter):
         preset, s = self.preset, self.settings
         path = resolve_weights(preset)
         tower = dict(s["text_tower"])
+        if not Path(str(tower["source"])).is_dir():
+            check_reachable(str(tower["source"]), what=f"preset {preset.name!r}: text tower")
         try:
             config = AutoConfig.from_pretrained(tower["source"], revision=tower.get("revision"))
             self.tokenizer = AutoTokenizer.from_pretrained(tower["source"], revision=tower.get("revision"))

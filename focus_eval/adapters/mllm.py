@@ -18,6 +18,7 @@ import torch
 
 from focus_eval.adapters import checkpoints
 from focus_eval.adapters.base import PresetAdapter
+from focus_eval.adapters.hub import advice
 from focus_eval.adapters.lora import load_lora
 from focus_eval.adapters.mllm_parse import NO_WORDS, YES_WORDS, parse_yes_no, single_token_variants
 from focus_eval.adapters.mllm_prefix import greedy_continue, plan_shared_prefix, run_shared_prefix
@@ -438,10 +439,9 @@ class HFMLLMAdapter(PresetAdapter, MLLMScorer):
                 source, revision=revision, dtype=dtype, attn_implementation=attention, trust_remote_code=remote,
                 output_loading_info=True, **placement)
         except (OSError, ValueError, KeyError) as exc:
+            hint = "" if Path(source).is_dir() else " " + advice(source, bool(preset.gated))
             raise FocusError(f"model {preset.name!r}: cannot load {source}"
-                             f"{'@' + revision if revision else ''}: {exc}"
-                             + (" (gated model: accept its licence on the Hub and set HF_TOKEN)" if preset.gated
-                                else "")) from exc
+                             f"{'@' + revision if revision else ''}: {exc}.{hint}") from exc
         finally:
             if bars_were_on:
                 hf_logging.enable_progress_bar()

@@ -8,8 +8,11 @@ fundus photograph goes through one declared eye branch (``settings.eye_branch``)
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from focus_eval.adapters.base import DualEncoderAdapter
 from focus_eval.adapters.checkpoints import resolve_weights
+from focus_eval.adapters.hub import check_reachable
 from focus_eval.errors import FocusError
 
 BRANCHES = ("left", "right")
@@ -98,6 +101,8 @@ def _tokenizer(preset, spec: dict, auto):
     source, revision = spec.get("source"), spec.get("revision")
     if not source:
         raise FocusError(f"preset {preset.name!r}: settings.tokenizer.source is required")
+    if not Path(str(source)).is_dir():
+        check_reachable(str(source), what=f"preset {preset.name!r}: tokenizer")
     try:
         return auto.from_pretrained(source, revision=revision)
     except (OSError, ValueError) as exc:
