@@ -17,6 +17,8 @@ from focus_eval.errors import DataError, FocusError
 EXPORT_COLUMNS = ("image_id", "patient_id", "split", "dr", "referable_dr", "glaucoma", "age", "sex", "quality", "path")
 ROOT_HELP = f"folder holding one sub-folder per dataset (default: ${registry.DATA_ROOT_ENV})"
 NAMES_HELP = "registry names; default: every dataset whose folder exists under the data root"
+CARD_HELP = ("a user dataset: NAME=DIR holding a dataset.yaml card beside its manifest (CSV or JSONL), or a folder "
+             "of cards (repeatable)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,6 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                            "and the split check. Exit status 1 if any dataset is unusable.")
     check.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     check.add_argument("--data-root", help=ROOT_HELP)
+    check.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
     check.add_argument("--cohort", help="cohort to check (default: each dataset's default cohort)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     export = actions.add_parser("export", help="write a dataset's harmonized records as CSV",
@@ -34,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                             " (path relative to the dataset folder; empty cell = missing).")
     export.add_argument("name", metavar="NAME")
     export.add_argument("--data-root", help=ROOT_HELP)
+    export.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
     export.add_argument("-o", "--output", required=True, help="CSV file to write ('-' for standard output)")
     export.add_argument("--cohort", help="cohort (default: the dataset's default cohort)")
     export.add_argument("--split-file", help="CSV with columns image_id, split to use instead of the built-in split")
@@ -47,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                              "and the run goes on.")
     prepare.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     prepare.add_argument("--data-root", help=ROOT_HELP)
+    prepare.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
     prepare.add_argument("--size", type=_positive, required=True, help="side of the prepared square images, in pixels")
     prepare.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all CPUs)")
 
@@ -59,6 +64,10 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from focus_eval.data.cards import register_manifests
+    from focus_eval.inputs import dataset_paths
+
+    register_manifests(registry.optional_data_root(args.data_root), dataset_paths(args.dataset_path))
     return {"check": run_check, "export": run_export, "prepare": run_prepare}[args.action](args)
 
 
@@ -68,7 +77,7 @@ def selected_names(names: list[str], root: Path) -> list[str]:
         return [registry.check_name(n) for n in names]
     if not root.is_dir():
         raise FocusError(f"data root not found: {root}")
-    found = [n for n in registry.dataset_names() if (root / n).is_dir()]
+    found = [n for n in registry.dataset_names() if registry.dataset_folder(root, n).is_dir()]
     if not found:
         raise FocusError(f"no dataset folders under {root}; expected one or more of "
                          f"{', '.join(n + '/' for n in registry.dataset_names())}")
@@ -77,7 +86,7 @@ def selected_names(names: list[str], root: Path) -> list[str]:
 
 def check_dataset(name: str, root: Path, cohort: str | None = None) -> dict:
     """The check report of one dataset, as a JSON-ready dict; never raises for a bad dataset folder."""
-    folder = root / name
+    folder = registry.dataset_folder(root, name)
     report = {"name": name, "folder": str(folder), "found": folder.is_dir(), "usable": False, "error": None}
     if not report["found"]:
         report.update(expected=str(folder), error=f"dataset folder not found; expected {folder}")

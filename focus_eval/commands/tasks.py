@@ -1,5 +1,6 @@
 """``focus-eval tasks [PATTERN]``: list tasks (and groups) with their dataset, target, cohort, proxy flag,
-version and label rule; with ``--data-root`` also the test-split size and positives of each task."""
+version and label rule; with ``--data-root`` also the test-split size and positives of each task. User datasets
+(``--dataset-path`` or cards under the data root) add their generated ``<target>_<name>`` tasks."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="an extra folder of task YAML files (repeatable)")
     parser.add_argument("--data-root", default=None, metavar="DIR",
                         help="also count each task's test images and positives from the datasets in DIR")
+    parser.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR",
+                        help="a user dataset (a dataset.yaml card beside its manifest), or a folder of cards; its "
+                             "generated tasks <target>_NAME are listed (repeatable)")
     parser.add_argument("--groups", action="store_true", help="list the groups and their member tasks too")
 
 
@@ -53,8 +57,11 @@ def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str,
 
 
 def run(args: argparse.Namespace) -> int:
+    from focus_eval.data.cards import register_manifests
+    from focus_eval.inputs import dataset_paths
     from focus_eval.task import TaskIndex
 
+    register_manifests(args.data_root, dataset_paths(args.dataset_path))
     index = TaskIndex(args.include_path)
     names = index.expand(args.pattern, include_proxy=True) if args.pattern else index.names
     tasks = index.tasks(names)

@@ -45,11 +45,20 @@ class Reader:
     read: Callable[[Path], DatasetLoad]
 
 
-def register_dataset(name: str, target: str | Any, *, replace: bool = False) -> None:
-    """Register dataset ``name`` (read from DATA_ROOT/<name>/). ``target`` is ``"module:SPEC"`` (the module
-    also defines ``read``), a module path or ``"module:attr"`` naming an object with ``SPEC`` and ``read``,
-    such an object itself, or a ``Reader``."""
+# registry name -> its folder, for datasets registered with one (a manifest dataset outside the data root)
+_FOLDERS: dict[str, Path] = {}
+
+
+def register_dataset(name: str, target: str | Any, *, replace: bool = False,
+                     folder: str | os.PathLike | None = None) -> None:
+    """Register dataset ``name`` (read from DATA_ROOT/<name>/, or from ``folder`` when given). ``target`` is
+    ``"module:SPEC"`` (the module also defines ``read``), a module path or ``"module:attr"`` naming an object
+    with ``SPEC`` and ``read``, such an object itself, or a ``Reader``."""
     READERS.register(name, target, replace=replace)
+    if folder is not None:
+        _FOLDERS[name] = Path(folder).expanduser().resolve()
+    else:
+        _FOLDERS.pop(name, None)
 
 
 def dataset_names() -> list[str]:
@@ -96,7 +105,10 @@ def optional_data_root(value: str | os.PathLike | None) -> Path | None:
 
 
 def dataset_folder(root: str | os.PathLike | None, name: str) -> Path:
-    """DATA_ROOT/<name>/, the folder a user extracts a dataset's archive into."""
+    """DATA_ROOT/<name>/, the folder a user extracts a dataset's archive into (or the folder it was registered
+    with)."""
+    if name in _FOLDERS:
+        return _FOLDERS[name]
     return data_root(root) / check_name(name)
 
 

@@ -29,13 +29,17 @@ class TaskIndex:
     """All tasks and groups, loaded and validated up front (a few dozen small YAML files)."""
 
     def __init__(self, include_paths: Iterable[str | os.PathLike] = ()):
+        from focus_eval.inputs import entry_point_folders
         from focus_eval.resources import resource_dir
 
-        user_roots = []
-        for folder in include_paths:
+        user_roots, user_files = [], []
+        for folder in [*include_paths, *entry_point_folders("focus_eval.tasks")]:
             root = Path(folder).expanduser()
+            if root.is_file() and root.suffix in (".yaml", ".yml"):
+                user_files.append(root.resolve())  # one task file (lm-eval's --tasks path/to/task.yaml)
+                continue
             if not root.is_dir():
-                raise FocusError(f"--include-path {folder}: not a folder")
+                raise FocusError(f"--include-path {folder}: not a folder (or a task YAML file)")
             user_roots.append(root.resolve())
         shipped = resource_dir("tasks").resolve()
         user_roots = [r for r in dict.fromkeys(user_roots) if r != shipped]
@@ -45,6 +49,10 @@ class TaskIndex:
         self.tags: dict[str, list[str]] = {}
         for root in reversed(self.roots):  # shipped first, so a clash is reported against the shipped file
             self._load_root(root)
+        for path in dict.fromkeys(user_files):
+            if not any(root in path.parents for root in self.roots):  # already indexed with its folder
+                self._add_task(path)
+        self._add_card_tasks()
         self._index_tags()
         self._check_groups()
 
@@ -67,6 +75,17 @@ class TaskIndex:
             raise FocusError(f"task {task.name!r} is defined twice: {self._tasks[task.name].path} and {path}; "
                              "give the variant its own name")
         self._tasks[task.name] = task
+
+    def _add_card_tasks(self) -> None:
+        """Tasks and groups generated from registered dataset cards (``focus_eval.task.generated``)."""
+        from focus_eval.task.generated import card_tasks
+
+        tasks, groups = card_tasks(self.roots, list(self._tasks))
+        for task in tasks:
+            self._tasks[task.name] = task
+        for group in groups:
+            if group.name not in self.groups:
+                self._add_group(group)
 
     def _add_group(self, group: Group) -> None:
         if group.name in self.groups:
@@ -122,8 +141,9 @@ class TaskIndex:
         elif item in self.tags:
             names = list(self.tags[item])
         elif _PATTERN_CHARS & set(item):
-            names = [n for n in fnmatch.filter(self.names, item)
-                     if SYNTHETIC_WORD in item or self._tasks[n].dataset in REAL_DATASETS]
+            # benchmark datasets only, unless the pattern spells out synth or a user dataset's name
+            names = [n for n in fnmatch.filter(self.names, item) if SYNTHETIC_WORD in item
+                     or self._tasks[n].dataset in REAL_DATASETS or self._tasks[n].dataset in item]
             if not names:
                 raise FocusError(f"task pattern {item!r} matches no task{self._suggest(item.strip('*?[]'))}")
         else:

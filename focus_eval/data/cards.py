@@ -1,0 +1,228 @@
+"""Dataset cards: the small YAML file beside a user's manifest (CSV or JSONL) that names its columns, the label
+coding of each target, the sex, quality and laterality codings and the cohort filter. A card makes the folder a
+``manifest`` dataset: registered under its name, read by ``focus_eval.data.readers.manifest``, and given one
+task per target (``<target>_<name>``) with no task file to write.
+
+Cards are found three ways: ``--dataset-path NAME=DIR`` (DIR holds ``dataset.yaml``, or is the card file),
+``--dataset-path DIR`` (a folder of cards, one ``*.yaml`` per dataset), and ``DATA_ROOT/<name>/dataset.yaml``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+import yaml
+
+from focus_eval.data.records import SPLITS, TARGETS
+from focus_eval.errors import DataError, FocusError
+from focus_eval.registry import suggest
+
+CARD_FILE = "dataset.yaml"
+CARD_KEYS = ("name", "kind", "description", "version", "manifest", "columns", "targets", "sex", "quality",
+             "laterality", "cohort")
+FIELDS = ("image", "patient_id", "split", "age", "sex", "quality", "laterality")
+TARGET_KEYS = ("column", "positive", "negative", "exclude", "label_rule")
+DEFAULT_CODINGS = {
+    "sex": {"male": ["male", "m"], "female": ["female", "f"]},
+    "quality": {"adequate": ["adequate"], "inadequate": ["inadequate"]},
+    "laterality": {"OD": ["OD", "R", "right"], "OS": ["OS", "L", "left"]},
+    "split": {split: [split] for split in SPLITS} | {"val": ["val", "valid", "validation"]},
+}
+# YAML reads an unquoted yes/no as a boolean; a card means the word it wrote.
+_BOOL_WORDS = {True: ("yes", "true", "y"), False: ("no", "false", "n")}
+
+
+@dataclass(frozen=True)
+class TargetCoding:
+    """How one target is read: the manifest column and which of its codes are positive, negative or excluded."""
+
+    target: str
+    column: str
+    codes: dict[str, int | None]  # code -> 1, 0 or None (excluded)
+    label_rule: str
+
+
+@dataclass(frozen=True)
+class DatasetCard:
+    """A validated card. ``manifest`` is absolute; the dataset folder is the manifest's folder."""
+
+    name: str
+    path: Path
+    manifest: Path
+    description: str
+    version: Any
+    columns: dict[str, str]
+    targets: dict[str, TargetCoding]
+    codings: dict[str, dict[str, str]] = field(default_factory=dict)  # field -> code -> harmonized value
+    cohort: tuple[str, tuple[str, ...]] | None = None  # (column, kept codes)
+
+    @property
+    def folder(self) -> Path:
+        return self.manifest.parent
+
+
+def _codes(values: Any, where: str) -> list[str]:
+    """A card's list of codes as text ('1' for 1, every spelling of a YAML boolean)."""
+    values = values if isinstance(values, list) else [values]
+    out: list[str] = []
+    for value in values:
+        if isinstance(value, bool):
+            out += _BOOL_WORDS[value]
+        elif isinstance(value, (str, int, float)) and str(value).strip():
+            out.append(str(int(value)) if isinstance(value, float) and value.is_integer() else str(value).strip())
+        else:
+            raise FocusError(f"{where}: {value!r} is not a code (text or a number)")
+    return out
+
+
+def _target(target: str, spec: Any, path: Path) -> TargetCoding:
+    where = f"{path}: targets.{target}"
+    if target not in TARGETS:
+        raise FocusError(f"{path}: unknown target {target!r}{suggest(target, TARGETS)} (targets: {', '.join(TARGETS)})")
+    if not isinstance(spec, dict) or not spec.get("column") or "positive" not in spec or "negative" not in spec:
+        raise FocusError(f"{where} needs column, positive and negative (the codes of each class)")
+    unknown = sorted(set(spec) - set(TARGET_KEYS))
+    if unknown:
+        raise FocusError(f"{where}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(TARGET_KEYS)}")
+    codes: dict[str, int | None] = {}
+    for label, key in ((1, "positive"), (0, "negative"), (None, "exclude")):
+        for code in _codes(spec.get(key, []), f"{where}.{key}"):
+            if code.lower() in {c.lower() for c in codes}:
+                raise FocusError(f"{where}: code {code!r} is listed twice")
+            codes[code] = label
+    rule = spec.get("label_rule") or _rule_text(spec["column"], codes)
+    return TargetCoding(target, str(spec["column"]), codes, str(rule).strip())
+
+
+def _rule_text(column: str, codes: Mapping[str, int | None]) -> str:
+    def listed(label):
+        return ", ".join(c for c, v in codes.items() if v == label)
+
+    text = f"column {column}: {listed(1)} -> 1; {listed(0)} -> 0"
+    return text + (f"; {listed(None)} excluded" if None in codes.values() else "") + "; any other code is an error"
+
+
+def _coding(name: str, spec: Any, path: Path) -> dict[str, str]:
+    """code -> harmonized value for sex, quality, laterality (the card's coding, else the default one)."""
+    spec = DEFAULT_CODINGS[name] if spec is None else spec
+    allowed = set(DEFAULT_CODINGS[name])
+    if not isinstance(spec, dict) or set(spec) - allowed:
+        raise FocusError(f"{path}: '{name}' maps each of {', '.join(sorted(allowed))} to the codes the manifest "
+                         f"uses, e.g. {name}: {dict(list(DEFAULT_CODINGS[name].items())[:1])}")
+    return {code: value for value, codes in spec.items() for code in _codes(codes, f"{path}: {name}.{value}")}
+
+
+def _cohort(spec: Any, path: Path) -> tuple[str, tuple[str, ...]] | None:
+    if spec is None:
+        return None
+    if not isinstance(spec, dict) or set(spec) != {"column", "values"}:
+        raise FocusError(f"{path}: 'cohort' is {{column: NAME, values: [codes kept]}}")
+    return str(spec["column"]), tuple(_codes(spec["values"], f"{path}: cohort.values"))
+
+
+def read_card(path: Path, name: str | None = None) -> DatasetCard:
+    """Read and check a card; ``name`` (from ``--dataset-path NAME=``) must agree with the card's own."""
+    path = Path(path).resolve()
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DataError(f"cannot read the dataset card ({exc.strerror})", file=str(path)) from None
+    except yaml.YAMLError as exc:
+        raise DataError(f"not valid YAML: {exc}", file=str(path)) from None
+    if not isinstance(raw, dict):
+        raise DataError("a dataset card is a YAML mapping", file=str(path))
+    unknown = sorted(set(raw) - set(CARD_KEYS))
+    if unknown:
+        raise FocusError(f"{path}: unknown key(s) {', '.join(unknown)}{suggest(unknown[0], CARD_KEYS)}")
+    if raw.get("kind", "manifest") != "manifest":
+        raise FocusError(f"{path}: kind must be 'manifest'")
+    card_name = str(raw.get("name") or name or (path.parent.name if path.name == CARD_FILE else path.stem))
+    if name and card_name != name:
+        raise FocusError(f"{path}: the card names the dataset {card_name!r}, --dataset-path calls it {name!r}")
+    if not raw.get("manifest"):
+        raise FocusError(f"{path}: 'manifest' (the CSV or JSONL file, relative to the card) is required")
+    if not isinstance(raw.get("targets"), dict) or not raw["targets"]:
+        raise FocusError(f"{path}: 'targets' must map one or more of {', '.join(TARGETS)} to their label coding")
+    columns = raw.get("columns") or {}
+    if not isinstance(columns, dict) or set(columns) - set(FIELDS):
+        raise FocusError(f"{path}: 'columns' maps fields ({', '.join(FIELDS)}) to the manifest's column names")
+    return DatasetCard(
+        name=_checked_name(card_name, path), path=path, manifest=(path.parent / str(raw["manifest"])).resolve(),
+        description=str(raw.get("description") or f"User dataset {card_name} (manifest {raw['manifest']})."),
+        version=raw.get("version", 1), columns={f: str(columns.get(f, f)) for f in FIELDS},
+        targets={t: _target(t, spec, path) for t, spec in raw["targets"].items()},
+        codings={k: _coding(k, raw.get(k), path) for k in ("sex", "quality", "laterality")}
+        | {"split": _coding("split", None, path)},
+        cohort=_cohort(raw.get("cohort"), path))
+
+
+def _checked_name(name: str, path: Path) -> str:
+    from focus_eval.task.factory import NAME_PATTERN
+
+    if not NAME_PATTERN.match(name):
+        raise FocusError(f"{path}: dataset name {name!r} must be letters, digits, '_', '.' or '-'")
+    return name
+
+
+# ------------------------------------------------------------------------------------------------ registering
+_CARDS: dict[str, DatasetCard] = {}
+
+
+def register_card(card: DatasetCard) -> DatasetCard:
+    """Make a card's dataset addressable by name (reader, folder, generated tasks); registering the same name
+    again replaces an earlier card, never a built-in dataset or one from a package."""
+    from focus_eval.data import registry
+    from focus_eval.data.readers.manifest import manifest_reader
+
+    if card.name in registry.dataset_names() and card.name not in _CARDS:
+        raise FocusError(f"{card.path}: dataset name {card.name!r} is taken by a registered dataset; name yours "
+                         f"differently")
+    registry.register_dataset(card.name, manifest_reader(card), replace=True, folder=card.folder)
+    _CARDS[card.name] = card
+    return card
+
+
+def manifest_cards() -> list[DatasetCard]:
+    """Every registered manifest dataset, in registration order."""
+    return list(_CARDS.values())
+
+
+def card_paths(value: str) -> list[tuple[str | None, Path]]:
+    """(name or None, card file) pairs of one ``--dataset-path`` value: ``NAME=DIR``, ``NAME=CARD.yaml`` or a
+    folder of cards."""
+    name, _, where = value.rpartition("=") if "=" in value else (None, "", value)
+    path = Path(where).expanduser()
+    if name is not None:
+        card = path / CARD_FILE if path.is_dir() else path
+        if not card.is_file():
+            raise FocusError(f"--dataset-path {value}: no dataset card {card} (a {CARD_FILE} beside the manifest)")
+        return [(name.strip(), card)]
+    if not path.is_dir():
+        raise FocusError(f"--dataset-path {value}: not a folder of dataset cards (or give NAME=DIR)")
+    cards = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not cards:
+        raise FocusError(f"--dataset-path {value}: the folder holds no dataset card (*.yaml)")
+    return [(None, card) for card in cards]
+
+
+def register_manifests(data_root: str | os.PathLike | None = None,
+                       dataset_paths: Iterable[str] = ()) -> list[DatasetCard]:
+    """Register the cards of ``--dataset-path`` values and those in ``DATA_ROOT/<name>/dataset.yaml``."""
+    from focus_eval.data.registry import BUILTIN
+
+    found: list[tuple[str | None, Path]] = []
+    for value in dataset_paths:
+        found += card_paths(str(value))
+    if data_root is not None and Path(data_root).is_dir():
+        found += [(None, sub / CARD_FILE) for sub in sorted(Path(data_root).iterdir())
+                  if sub.name not in BUILTIN and (sub / CARD_FILE).is_file()]
+    cards: dict[str, DatasetCard] = {}
+    for name, path in found:
+        card = read_card(path, name)
+        if card.name in cards and cards[card.name].path != card.path:
+            raise FocusError(f"dataset {card.name!r} has two cards: {cards[card.name].path} and {card.path}")
+        cards[card.name] = card
+    return [register_card(card) for card in cards.values()]

@@ -1,0 +1,144 @@
+"""Reader for ``manifest`` datasets: a user's CSV or JSONL with one row per image (``image``: a path relative to
+the manifest) and label columns, read as its dataset card (``focus_eval.data.cards``) says.
+
+Every row gives one record; a label code the card does not list, a bad age or an unknown split stops the load
+with an error naming file, line and column; a missing or empty image file skips its row, with the reason. Columns
+the card does not use are kept in the record's ``extra`` (the cohort filter reads them there).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+
+from focus_eval.data.cards import DatasetCard
+from focus_eval.data.cells import clean_id, map_code, parse_age
+from focus_eval.data.files import safe_path
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows, usable_file
+from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
+from focus_eval.data.spec import ReaderSpec, every_image
+from focus_eval.data.tables import Row, clean_cell, clean_header, read_csv_rows, resolve_columns
+from focus_eval.errors import DataError
+
+CARD_COHORT = "card"  # the cohort a card's filter defines (the default when it has one)
+
+
+def manifest_reader(card: DatasetCard):
+    """The registry entry of one card: its spec and a ``read(folder)`` bound to the card."""
+    from focus_eval.data.registry import Reader
+
+    return Reader(spec=manifest_spec(card), read=partial(read_manifest, card))
+
+
+def manifest_spec(card: DatasetCard) -> ReaderSpec:
+    """Targets from the card, the card's cohort filter, and an official split when the manifest has a split
+    column (else the patient-grouped 60/20/20 split)."""
+    cohorts = {"all": every_image}
+    if card.cohort:
+        column, kept = card.cohort
+        cohorts[CARD_COHORT] = partial(_in_cohort, column, {k.lower() for k in kept})
+    headers = {h.lower() for h in manifest_headers(card.manifest)}
+    patient = card.columns["patient_id"]
+    group_key = (f"patient (manifest column {patient!r})" if patient.lower() in headers
+                 else "image (the manifest has no patient_id column: each image is its own group)")
+    return ReaderSpec(name=card.name, targets=tuple(card.targets), group_key=group_key, cohorts=cohorts,
+                      default_cohort=CARD_COHORT if card.cohort else "all",
+                      official_split=card.columns["split"].lower() in headers)
+
+
+def _in_cohort(column: str, kept: set[str], record: ImageRecord) -> bool:
+    value = record.extra.get(column)
+    return value is not None and str(value).lower() in kept
+
+
+def manifest_headers(path: Path) -> list[str]:
+    """The column names of a manifest (a CSV header, or the keys of a JSONL file's rows)."""
+    return read_manifest_rows(path)[0]
+
+
+def read_manifest_rows(path: Path) -> tuple[list[str], list[Row]]:
+    """(headers, rows) of a ``.csv`` or ``.jsonl`` manifest; rows carry ``__row__``, their line number."""
+    if not path.is_file():
+        raise DataError("manifest file not found (the card's 'manifest' names it, relative to the card)",
+                        file=str(path))
+    if path.suffix.lower() == ".csv":
+        return read_csv_rows(path)
+    if path.suffix.lower() not in (".jsonl", ".ndjson"):
+        raise DataError("a manifest is a .csv or .jsonl file", file=str(path))
+    headers: dict[str, None] = {}
+    rows: list[Row] = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+        except ValueError as exc:
+            raise DataError(f"not a JSON object: {exc}", file=str(path), row=lineno) from None
+        if not isinstance(item, dict):
+            raise DataError("each line must be a JSON object", file=str(path), row=lineno)
+        row: Row = {"__row__": lineno}  # type: ignore[dict-item]
+        for key, value in item.items():
+            headers[clean_header(key)] = None
+            row[clean_header(key)] = clean_cell(value)
+        rows.append(row)
+    return list(headers), rows
+
+
+class ManifestImages(ImageMatcher):
+    """Image paths as the manifest writes them, relative to its folder and never outside the dataset folder."""
+
+    def __init__(self, root: Path, manifest: Path):
+        super().__init__(root, manifest, manifest.parent, images={})
+
+    def resolve(self, name: str, *, row: int | None, image_id: str | None = None,
+                excluded: str | None = None) -> Path | Skipped:
+        self.claim(name, row)
+        image_id = name if image_id is None else image_id
+        if excluded is not None:
+            return Skipped(str(self.label_file), row, image_id, excluded)
+        path = safe_path(self.root, self.image_dir / name, self.label_file, row)
+        if not path.is_file():
+            self.missing += 1
+            return Skipped(str(self.label_file), row, image_id, f"image file not found: {path}")
+        return usable_file(self.root, path, self.label_file, row, image_id)
+
+
+def read_manifest(card: DatasetCard, folder: Path) -> DatasetLoad:
+    """Every row of the card's manifest as a record (``folder`` is the card's dataset folder)."""
+    manifest = card.manifest
+    headers, rows = read_manifest_rows(manifest)
+    # concept -> header: the card's fields (only image is required) and each target's label column
+    wanted = {f: (card.columns[f],) for f in card.columns} | {c.column: (c.column,) for c in card.targets.values()}
+    columns = resolve_columns(headers, wanted, manifest, optional=[f for f in card.columns if f != "image"])
+    load = DatasetLoad(card.name, Path(folder), [], metadata={
+        "label_file": str(manifest), "version": card.version, "card": str(card.path),
+        "label_rules": {t: c.label_rule for t, c in card.targets.items()}})
+    read_rows(load, ManifestImages(Path(folder), manifest), rows, lambda row: _listed(card, columns, row))
+    if "patient_id" not in columns:
+        load.warnings.append(f"{manifest.name} has no patient_id column: each image counts as its own patient, "
+                             "so two images of one person may fall in different splits")
+    return load
+
+
+def _listed(card: DatasetCard, columns: dict[str, str], row: Row) -> Listed:
+    file, line = card.manifest, row["__row__"]
+
+    def cell(key: str) -> str | None:
+        return row.get(columns[key]) if key in columns else None
+
+    def coded(key: str):
+        return map_code(cell(key), card.codings[key], file, line, columns.get(key, key))
+
+    image = clean_id(cell("image"), file, line, columns["image"])
+    image_id = Path(image).with_suffix("").as_posix()
+    fields = {t: map_code(row.get(columns[c.column]), c.codes, file, line, c.column) for t, c in card.targets.items()}
+    extra = {k: v for k, v in row.items() if k not in ("__row__", columns["image"])}
+    eye = coded("laterality")
+    if eye is not None:
+        extra["eye"] = eye
+    patient = cell("patient_id")
+    fields.update(patient_id=image_id if patient is None else clean_id(patient, file, line, columns["patient_id"]),
+                  split=coded("split"), age=parse_age(cell("age"), file, line, columns.get("age", "age")),
+                  sex=coded("sex"), quality=coded("quality"), extra=extra)
+    return Listed(image, image_id, line, fields)
