@@ -18,6 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="include proxy and underpowered tasks in group means (left out by default)")
     parser.add_argument("--include-path", action="append", default=[], type=Path, metavar="DIR",
                         help="user task folder whose label rules the task pages show (repeatable)")
+    parser.add_argument("--no-samples", action="store_true",
+                        help="publish metrics only: read no per-image sample file (no reliability curves) and "
+                             "leave every image and patient id out of the site (for private data)")
     parser.add_argument("--top", type=int, default=5, metavar="N",
                         help="configurations shown on the overview's radar chart (default: 5)")
 
@@ -30,11 +33,12 @@ def run(args: argparse.Namespace) -> int:
         raise FocusError("--top must be at least 1")
     started = time.perf_counter()
     report = build_site(args.results_dirs, args.output, include_proxy=args.include_proxy, top=args.top,
-                        include_paths=args.include_path)
+                        include_paths=args.include_path, no_samples=args.no_samples)
     inputs = report.inputs
-    print(f"read {report.n_lines} results lines from {len(inputs.results_files)} results file(s), "
-          f"{len(report.samples_files)} sample file(s) for calibration curves "
-          f"({report.missing_samples} results line(s) without one), "
+    samples = ("no sample files (--no-samples: metrics only)" if args.no_samples else
+               f"{len(report.samples_files)} sample file(s) for calibration curves "
+               f"({report.missing_samples} results line(s) without one)")
+    print(f"read {report.n_lines} results lines from {len(inputs.results_files)} results file(s), {samples}, "
           f"{len(inputs.compare_files)} comparison file(s)")
     for path in [*inputs.results_files, *inputs.compare_files]:
         print(f"  {path}")

@@ -16,6 +16,7 @@ from focus_eval.leaderboard.compare import read_compare_files
 from focus_eval.leaderboard.entries import Entry, read_entries
 from focus_eval.leaderboard.inputs import SiteInputs, discover
 from focus_eval.leaderboard.pages import CalibrationView, Site, render_pages
+from focus_eval.leaderboard.privacy import metrics_only
 from focus_eval.leaderboard.render import environment
 from focus_eval.leaderboard.slugs import assign_slugs
 from focus_eval.resources import resource_dir
@@ -47,17 +48,19 @@ class SiteReport:
 
 
 def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_proxy: bool = False,
-               top: int = 5, include_paths: Sequence[Path | str] = ()) -> SiteReport:
+               top: int = 5, include_paths: Sequence[Path | str] = (), no_samples: bool = False) -> SiteReport:
     """Write the site for every results line under ``results_dirs`` into ``out_dir``; returns what was done.
 
     ``include_paths`` are user task folders (as ``--include-path``), read for the label rules of their tasks.
+    ``no_samples`` publishes metrics only: no sample file is read (no reliability curves) and no image or
+    patient id reaches the site.
     """
     out_dir = Path(out_dir)
     inputs = discover(results_dirs)
     entries = load_entries(inputs.results_files)
     compare = read_compare_files(inputs.compare_files)
     catalog = load_catalog()
-    calibrations = load_calibrations(entries)
+    calibrations = load_calibrations(entries, read_samples=not no_samples)
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
     configs = groups.configurations(entries, catalog, include_proxy)
@@ -71,7 +74,7 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
     pages = render_pages(environment(catalog), site)
     prepare_output(out_dir)
     _write_pages(out_dir, pages)
-    _write_data(out_dir, entries, compare.raw)
+    _write_data(out_dir, entries, compare.raw, redact=no_samples)
     shutil.copytree(resource_dir("leaderboard") / "static", out_dir / "static")
     read = [v.entry for v in calibrations.values() if v.calibration is not None]
     return SiteReport(out_dir=out_dir, inputs=inputs, pages=sorted(pages), n_lines=len(entries),
@@ -104,9 +107,13 @@ def task_definitions(include_paths: Sequence[Path | str] = ()) -> dict[str, grou
                                              hash=task.hash) for task in index.tasks()}
 
 
-def load_calibrations(entries: Iterable[Entry]) -> dict[tuple, CalibrationView]:
+def load_calibrations(entries: Iterable[Entry], read_samples: bool = True) -> dict[tuple, CalibrationView]:
     views = {}
     for entry in entries:
+        if not read_samples:
+            views[entry.key] = CalibrationView(entry=entry, chart=None, calibration=None,
+                                               note="Published without per-image data (--no-samples), so no curve.")
+            continue
         path = samples_path(entry.sample_dir, entry.line.task, entry.line.method)
         if path is None or not path.is_file():
             views[entry.key] = CalibrationView(entry=entry, chart=None, calibration=None,
@@ -146,12 +153,13 @@ def _write_pages(out_dir: Path, pages: dict[str, str]) -> None:
         path.write_text(html, encoding="utf-8")
 
 
-def _write_data(out_dir: Path, entries: list[Entry], comparisons: list[dict]) -> None:
+def _write_data(out_dir: Path, entries: list[Entry], comparisons: list[dict], redact: bool = False) -> None:
     data = out_dir / "data"
     data.mkdir(parents=True, exist_ok=True)
-    _dump(data / "results.json", [e.raw for e in entries])
+    rows = [e.raw for e in entries]
+    _dump(data / "results.json", metrics_only(rows) if redact else rows)
     if comparisons:
-        _dump(data / "compare.json", comparisons)
+        _dump(data / "compare.json", metrics_only(comparisons) if redact else comparisons)
 
 
 def _dump(path: Path, value: object) -> None:

@@ -65,7 +65,7 @@ class TaskInfo:
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """One model with its results lines."""
+    """One model with its results lines and where its weights came from (``extra.provenance`` of its lines)."""
 
     name: str
     slug: str
@@ -75,6 +75,28 @@ class ModelInfo:
     adapters: list[str]
     preset_hashes: list[str]
     entries: list[Entry]
+    provenance: tuple[str, ...] = ()
+    local_weights: bool = False
+
+
+def provenance_text(record: dict) -> str:
+    """One line saying where a model came from: hub id and revision, or local files and their digest, and
+    which preset (built-in, a user file, a family adapter with arguments, an adapter class from a package)."""
+    if record.get("hub_id"):
+        weights = f"hub {record['hub_id']} @ {record.get('revision') or 'unpinned'}"
+    elif record.get("local"):
+        weights = f"local files {record.get('weights') or ''} (digest {str(record.get('digest') or '?')[:12]})"
+    elif record.get("kind"):
+        weights = f"{record['kind']}:{record.get('name')}"
+    else:
+        weights = "no weights (the adapter's code alone)" if record.get("no_weights") else "source not recorded"
+    origin = {"built-in": "built-in preset", "family": f"family adapter {record.get('adapter')}",
+              "user": f"user preset {record.get('preset_file') or ''}".strip()}.get(str(record.get("preset")), "")
+    code = ""
+    if record.get("adapter_class"):
+        package = record.get("adapter_package")
+        code = f"adapter {record['adapter_class']}" + (f" from {package}" if package else "")
+    return "; ".join(p for p in (weights, origin, code) if p)
 
 
 @dataclass(frozen=True)
@@ -151,11 +173,14 @@ def models(entries: Sequence[Entry], catalog: Catalog, slugs: dict[str, str]) ->
     infos = []
     for name, members in grouped.items():
         first = members[0].line
+        records = [e.line.extra["provenance"] for e in members if isinstance(e.line.extra.get("provenance"), dict)]
         infos.append(ModelInfo(
             name=name, slug=slugs[name], family=first.family, domain=first.domain,
             untrained=any(e.line.untrained for e in members),
             adapters=_distinct(e.line.adapter for e in members),
             preset_hashes=_distinct(e.line.preset_hash for e in members),
+            provenance=tuple(_distinct(provenance_text(r) for r in records)),
+            local_weights=any(r.get("local") for r in records),
             entries=sorted(members, key=lambda e: (catalog.order("targets", e.line.target), e.line.task,
                                                    e.line.method))))
     return sorted(infos, key=lambda m: (catalog.order("families", m.family), m.name))
