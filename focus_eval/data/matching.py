@@ -102,15 +102,24 @@ class Listed:
     excluded: str | None = None
 
 
-def add_image(load: DatasetLoad, root: Path, path: Path | Skipped, image_id: str, fields: dict[str, Any]) -> None:
+def add_image(load: DatasetLoad, root: Path, path: Path | Skipped, image_id: str, fields: dict[str, Any],
+              origin: str | None = None) -> None:
     """Add to ``load`` the record of a usable image file (``path`` resolved inside the resolved ``root``;
-    ``patient_id`` defaults to the image id, ``fields`` are the other ImageRecord fields), or its skip."""
+    ``patient_id`` defaults to the image id, ``fields`` are the other ImageRecord fields), or its skip.
+    ``origin`` names the label row the record comes from; an image id that already has a record is a
+    DataError naming both places, since one image would be counted twice (perhaps with two labels)."""
     if isinstance(path, Skipped):
         load.skipped.append(path)
         return
     fields = {"image_id": image_id, "patient_id": image_id, **fields}
-    load.records.append(ImageRecord(dataset=load.name, path=path, relpath=path.relative_to(root).as_posix(),
-                                    **fields))
+    relpath = path.relative_to(root).as_posix()
+    where = f"{origin} ({relpath})" if origin else relpath
+    image_id = fields["image_id"]
+    if image_id in load.origins:
+        raise DataError(f"image id {image_id!r} is given twice: by {load.origins[image_id]} and by {where}",
+                        file=str(load.root))
+    load.origins[image_id] = where
+    load.records.append(ImageRecord(dataset=load.name, path=path, relpath=relpath, **fields))
 
 
 def read_rows(load: DatasetLoad, matcher: ImageMatcher, rows: Iterable[T], listed: Callable[[T], Listed]) -> None:
@@ -119,5 +128,6 @@ def read_rows(load: DatasetLoad, matcher: ImageMatcher, rows: Iterable[T], liste
     for item in rows:
         entry = listed(item)
         path = matcher.resolve(entry.name, row=entry.row, image_id=entry.image_id, excluded=entry.excluded)
-        add_image(load, matcher.root, path, entry.image_id, entry.fields)
+        origin = str(matcher.label_file) if entry.row is None else f"{matcher.label_file}, row {entry.row}"
+        add_image(load, matcher.root, path, entry.image_id, entry.fields, origin)
     load.warnings.extend(matcher.warnings())

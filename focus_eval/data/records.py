@@ -65,6 +65,8 @@ class DatasetLoad:
     skipped: list[Skipped] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # image id -> where its record came from (label row and file), to name both places of a repeated id
+    origins: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def split(self, split: str) -> list[ImageRecord]:
         return [r for r in self.records if r.split == split]
