@@ -83,3 +83,22 @@ def test_one_image_in_two_class_folders_is_an_error_naming_both(tmp_path):
     message = str(error.value)
     assert "image id 'train/g0001' is given twice" in message
     assert "Training400/Glaucoma/g0001.jpg" in message and "Training400/Non-Glaucoma/g0001.jpg" in message
+
+
+def test_a_registered_reader_that_repeats_an_id_is_stopped_by_the_registry(tmp_path):
+    from focus_eval.data import registry
+    from focus_eval.data.records import DatasetLoad, ImageRecord
+    from focus_eval.data.spec import ReaderSpec
+
+    def read(folder: Path) -> DatasetLoad:
+        records = [ImageRecord("own", "eye1", "p1", folder / name, name, dr=dr)
+                   for name, dr in (("a/eye1.png", 0), ("b/eye1.png", 1))]
+        return DatasetLoad("own", folder, records)
+
+    (tmp_path / "own").mkdir()
+    registry.register_dataset("own", registry.Reader(ReaderSpec(name="own", targets=("dr",), group_key="p"), read))
+    try:
+        with pytest.raises(DataError, match=r"image id 'eye1' is given twice: by a/eye1.png and by b/eye1.png"):
+            registry.read_dataset("own", tmp_path)
+    finally:
+        registry.READERS.unregister("own")

@@ -116,10 +116,23 @@ def add_image(load: DatasetLoad, root: Path, path: Path | Skipped, image_id: str
     where = f"{origin} ({relpath})" if origin else relpath
     image_id = fields["image_id"]
     if image_id in load.origins:
-        raise DataError(f"image id {image_id!r} is given twice: by {load.origins[image_id]} and by {where}",
-                        file=str(load.root))
+        raise _given_twice(load, image_id, load.origins[image_id], where)
     load.origins[image_id] = where
     load.records.append(ImageRecord(dataset=load.name, path=path, relpath=relpath, **fields))
+
+
+def check_unique_ids(load: DatasetLoad) -> None:
+    """A DataError naming both places when two records of ``load`` share an image id: the net under readers
+    that build their records without ``add_image`` (which checks as it goes)."""
+    first: dict[str, ImageRecord] = {}
+    for record in load.records:
+        other = first.setdefault(record.image_id, record)
+        if other is not record:
+            raise _given_twice(load, record.image_id, other.relpath, record.relpath)
+
+
+def _given_twice(load: DatasetLoad, image_id: str, first: str, second: str) -> DataError:
+    return DataError(f"image id {image_id!r} is given twice: by {first} and by {second}", file=str(load.root))
 
 
 def read_rows(load: DatasetLoad, matcher: ImageMatcher, rows: Iterable[T], listed: Callable[[T], Listed]) -> None:

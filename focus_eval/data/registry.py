@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from focus_eval.data import splits
 from focus_eval.data.checks import count_warnings, label_counts
+from focus_eval.data.matching import check_unique_ids
 from focus_eval.data.records import DatasetLoad
 from focus_eval.data.spec import ReaderSpec
 from focus_eval.errors import DataError, FocusError
@@ -120,6 +121,7 @@ def read_dataset(name: str, root: str | os.PathLike | None = None) -> DatasetLoa
         raise DataError(f"dataset folder not found; extract the {name} archive into {folder}", file=str(folder))
     found = reader(name)
     load = found.read(folder)
+    check_unique_ids(load)
     load.name = name
     for record in load.records:
         record.dataset = name
