@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -10,11 +11,13 @@ from typing import Any
 from focus_eval.errors import FocusError
 from focus_eval.registry import suggest
 
+NO_DATA_ROOT = ("no data root: pass --data-root DIR (or set FOCUS_DATA) - the folder holding one sub-folder per "
+                "dataset (user datasets may also be given with --dataset-path NAME=DIR); nothing was run")
+
 
 def run_options(model: str, tasks: str | list[str], **options: Any):
     """RunOptions from keyword arguments named as its fields (unknown names are an error with a suggestion),
     plus ``models_path`` (user preset folders) and ``dataset_path`` (dataset cards, ``NAME=DIR``)."""
-    from focus_eval.inputs import prepare_run
     from focus_eval.runner.run import RunOptions
 
     known = {f.name for f in fields(RunOptions)} - {"model", "tasks"} | {"models_path", "dataset_path"}
@@ -34,6 +37,46 @@ def run_options(model: str, tasks: str | list[str], **options: Any):
         if options.get(key) is not None:
             options[key] = Path(options[key])
     return RunOptions(model=model, tasks=tasks, **options)
+
+
+def prepare_run(model: str, options: dict[str, Any]) -> str:
+    """Check and complete run options in place, once, before anything is written: a data root, a GPU when one
+    is asked for; consumes ``models_path`` and ``dataset_path`` (registering the dataset cards) and returns
+    ``model`` as the runner's preset loader reads it (a user preset's name becomes its file)."""
+    from focus_eval.data.manifests import register_manifests
+    from focus_eval.data.registry import DATA_ROOT_ENV
+    from focus_eval.presets import resolve_model
+
+    models_path = _as_list(options.pop("models_path", None))
+    dataset_path = _as_list(options.pop("dataset_path", None))
+    data_root = options.get("data_root") or os.environ.get(DATA_ROOT_ENV)
+    if not data_root:
+        raise FocusError(NO_DATA_ROOT)
+    options["data_root"] = Path(data_root).expanduser().resolve()
+    check_device(options.get("device"))
+    register_manifests(options["data_root"], dataset_path)
+    return resolve_model(model, models_path)
+
+
+def _as_list(value: Any) -> list[str]:
+    if not value:
+        return []
+    return [str(value)] if isinstance(value, (str, os.PathLike)) else [str(v) for v in value]
+
+
+def check_device(device: str | None) -> None:
+    """A GPU asked for must be visible: a run never falls back to the CPU silently."""
+    if not device or not str(device).startswith("cuda"):
+        return
+    import torch
+
+    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    index = str(device).partition(":")[2]
+    if not visible or (index.isdigit() and int(index) >= visible):
+        shown = os.environ.get("CUDA_VISIBLE_DEVICES")
+        raise FocusError(f"--device {device}: {visible} GPU(s) visible to torch"
+                         f"{f' (CUDA_VISIBLE_DEVICES={shown})' if shown is not None else ''}; "
+                         f"pass --device cpu to run on the CPU, or omit --device to use a GPU when there is one")
 
 
 def run(options):

@@ -14,7 +14,7 @@ import yaml
 
 from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
-from focus_eval.registry import suggest
+from focus_eval.registry import Registry, entry_point_folders, suggest
 from focus_eval.resources import resource_dir
 
 FAMILIES = {"vm": ("linear_probe",), "vlm": ("zero_shot", "linear_probe"), "mllm": ("prompt",)}
@@ -25,6 +25,16 @@ PRESET_FIELDS = frozenset({"name", "family", "domain", "adapter", "source", "rev
                            "trust_remote_code", "weights", "weights_sha256", "contamination"})
 MODELS_PATH_ENV = "FOCUS_MODELS_PATH"
 PRESET_SUFFIXES = (".yaml", ".yml")
+
+
+def _families() -> None:
+    for name in ("hf_vision", "timm", "open_clip", "hf_clip", "hf_mllm"):
+        FAMILY_PRESETS.register(name, f"focus_eval.adapters.family:{name.upper()}")
+
+
+#: ``--model`` names of family adapters taking ``--model-args pretrained=...`` -> their ``FamilyPreset``
+#: (``focus_eval.adapters.family``); packages add theirs through the ``focus_eval.families`` entry-point group
+FAMILY_PRESETS = Registry("family adapter", entry_point_group="focus_eval.families", builtin=_families)
 
 
 @dataclass
@@ -73,8 +83,6 @@ class Preset:
 def models_paths(extra: Iterable[str | os.PathLike] = ()) -> list[Path]:
     """User preset folders: ``extra`` (``--models-path``, in order), those in ``$FOCUS_MODELS_PATH``, then those
     installed packages declare in the ``focus_eval.models`` entry-point group."""
-    from focus_eval.inputs import entry_point_folders
-
     env = [p for p in os.environ.get(MODELS_PATH_ENV, "").split(os.pathsep) if p.strip()]
     folders = []
     for value in [*extra, *env]:
@@ -110,9 +118,7 @@ def is_preset_path(model: str) -> bool:
 
 def resolve_model(model: str, models_path: Iterable[str | os.PathLike] = ()) -> str:
     """``model`` as ``load_preset`` reads it without the user folders: a user preset's name becomes its path."""
-    from focus_eval.adapters.family import FAMILY_ADAPTERS
-
-    if is_preset_path(model) or model in FAMILY_ADAPTERS:
+    if is_preset_path(model) or model in FAMILY_PRESETS:
         return model
     files = preset_files(models_path)
     if model in files and files[model].parent != resource_dir("models"):
@@ -183,13 +189,12 @@ def load_preset(model: str, model_args: dict[str, Any] | None = None,
     """The preset ``model`` names: a preset name (shipped or in a user folder), a preset file path, or a family
     adapter (``hf_vision``, ``timm``, ``open_clip``, ``hf_clip``, ``hf_mllm``) given ``pretrained=`` in
     ``model_args``; ``model_args`` then override any field."""
-    from focus_eval.adapters.family import FAMILY_ADAPTERS, complete_family_preset, family_preset
-
     args = dict(model_args or {})
-    if model in FAMILY_ADAPTERS:
-        raw, path = family_preset(model, args), None
+    if model in FAMILY_PRESETS:
+        family = FAMILY_PRESETS.get(model)
+        raw = family.preset(args)
         apply_model_args(raw, args, f"--model {model}")
-        complete_family_preset(raw)
+        family.complete(raw)
         return _validated(raw, None, f"--model {model}")
     if is_preset_path(model):
         path = Path(model).expanduser()
@@ -198,7 +203,7 @@ def load_preset(model: str, model_args: dict[str, Any] | None = None,
     else:
         files = preset_files(models_path)
         if model not in files:
-            hint = suggest(model, [*files, *FAMILY_ADAPTERS], cutoff=0.5,
+            hint = suggest(model, [*files, *FAMILY_PRESETS.names()], cutoff=0.5,
                            listing="'focus-eval models' lists them; a family adapter (hf_vision, timm, open_clip, "
                                    "hf_clip, hf_mllm) takes --model-args pretrained=HUB_ID_OR_PATH")
             raise FocusError(f"unknown model {model!r}{hint}")

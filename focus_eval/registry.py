@@ -100,3 +100,21 @@ class Registry:
                     raise FocusError(f"{self.kind} {name!r}: cannot import {self._targets[name]!r}: {exc}") from None
             self._loaded[name] = target
         return self._loaded[name]
+
+
+def entry_point_folders(group: str) -> list:
+    """Folders that installed packages contribute to ``group`` (``focus_eval.models``: preset files,
+    ``focus_eval.tasks``: task files); each entry point names a path, e.g. ``my_pkg:MODELS_DIR``."""
+    from importlib.metadata import entry_points
+    from pathlib import Path
+
+    folders = []
+    for ep in entry_points(group=group):
+        try:
+            folder = Path(str(ep.load()))
+        except (ImportError, AttributeError) as exc:
+            raise FocusError(f"entry point {ep.name} = {ep.value} ({group}): cannot import it: {exc}") from None
+        if not folder.is_dir():
+            raise FocusError(f"entry point {ep.name} = {ep.value} ({group}) names {folder}, which is not a folder")
+        folders.append(folder.resolve())
+    return folders

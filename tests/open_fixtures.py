@@ -178,10 +178,10 @@ def write_plugin_project(root: Path, package: str = "focus_plugin_demo") -> Path
 @pytest.fixture
 def clean_cards(monkeypatch):
     """Dataset cards registered inside a test are forgotten after it (the dataset registry is process-wide)."""
-    from focus_eval.data import cards, registry
+    from focus_eval.data import manifests, registry
 
     registry.READERS.names()  # the built-in and entry-point readers are in place before the copy
     monkeypatch.setattr(registry.READERS, "_targets", dict(registry.READERS._targets))
     monkeypatch.setattr(registry.READERS, "_loaded", dict(registry.READERS._loaded))
     monkeypatch.setattr(registry, "_FOLDERS", dict(registry._FOLDERS))
-    monkeypatch.setattr(cards, "_CARDS", {})
+    monkeypatch.setattr(manifests, "_CARDS", {})

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from focus_eval.cli import main
-from focus_eval.data.cards import read_card, register_manifests
+from focus_eval.data.cards import read_card
+from focus_eval.data.manifests import register_manifests
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import FocusError
 from focus_eval.task import TaskIndex

@@ -6,55 +6,75 @@ and open_clip's configuration of the named architecture) unless ``preprocessing.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from focus_eval.errors import FocusError
 
-#: ``--model`` name -> (adapter, family)
-FAMILY_ADAPTERS = {
-    "hf_vision": ("hf_vision", "vm"),
-    "timm": ("timm_vision", "vm"),
-    "open_clip": ("open_clip", "vlm"),
-    "hf_clip": ("hf_clip", "vlm"),
-    "hf_mllm": ("hf_mllm", "mllm"),
-}
 # Adapters that read a single weights file (a local file, or this file of a hub repository).
 _FILE_ADAPTERS = {"timm_vision": "model.safetensors", "open_clip": "open_clip_model.safetensors"}
 _REQUIRED_PREPROCESSING = ("size", "mean", "std", "resize")
 
 
-def family_preset(model: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The raw preset of a family adapter; consumes ``pretrained`` and ``name`` from ``args`` (the remaining
-    arguments are applied as for any preset)."""
-    adapter, family = FAMILY_ADAPTERS[model]
-    pretrained = args.pop("pretrained", None)
-    if not pretrained:
-        raise FocusError(f"--model {model} needs --model-args pretrained=HUB_ID (e.g. ORG/NAME, with "
-                         f"revision=COMMIT), or pretrained=PATH to a local model folder or weights file")
-    pretrained = str(pretrained)
-    raw: dict[str, Any] = {"name": str(args.pop("name", None) or default_name(model, pretrained)),
-                           "family": family, "domain": "general", "adapter": adapter, "settings": {}}
-    local = Path(pretrained).expanduser()
-    if local.is_file():
-        if adapter not in _FILE_ADAPTERS:
-            raise FocusError(f"--model {model}: pretrained={pretrained} is a file; {model} reads a model folder "
-                             f"(save_pretrained output) or a hub id")
-        raw["weights"] = str(local.resolve())
-    elif local.is_dir():
-        raw["source"] = str(local.resolve())
-    elif pretrained.startswith((".", "/", "~")) or pretrained.count("/") != 1:
-        raise FocusError(f"--model {model}: pretrained={pretrained} is neither a local folder or file nor a hub id "
-                         f"like ORG/NAME")
-    else:
-        raw["source"] = pretrained
-        if adapter in _FILE_ADAPTERS:
-            raw["settings"]["weights_file"] = _FILE_ADAPTERS[adapter]
-    if adapter == "timm_vision":
-        # timm's pooled pre-classifier features: the class token for ViTs, the global pool for CNNs
-        raw["settings"]["pooling"] = "pooled"
-    return raw
+@dataclass(frozen=True)
+class FamilyPreset:
+    """How ``--model <name> --model-args pretrained=...`` becomes a preset for one adapter and family."""
+
+    name: str
+    adapter: str
+    family: str
+
+    def preset(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The raw preset; consumes ``pretrained`` and ``name`` from ``args`` (the remaining arguments are
+        applied as for any preset, then :meth:`complete` fills what they left open)."""
+        pretrained = args.pop("pretrained", None)
+        if not pretrained:
+            raise FocusError(f"--model {self.name} needs --model-args pretrained=HUB_ID (e.g. ORG/NAME, with "
+                             f"revision=COMMIT), or pretrained=PATH to a local model folder or weights file")
+        pretrained = str(pretrained)
+        raw: dict[str, Any] = {"name": str(args.pop("name", None) or default_name(self.name, pretrained)),
+                               "family": self.family, "domain": "general", "adapter": self.adapter, "settings": {}}
+        raw.update(self._weights(pretrained, raw["settings"]))
+        if self.adapter == "timm_vision":
+            # timm's pooled pre-classifier features: the class token for ViTs, the global pool for CNNs
+            raw["settings"]["pooling"] = "pooled"
+        return raw
+
+    def _weights(self, pretrained: str, settings: dict[str, Any]) -> dict[str, str]:
+        local = Path(pretrained).expanduser()
+        if local.is_file():
+            if self.adapter not in _FILE_ADAPTERS:
+                raise FocusError(f"--model {self.name}: pretrained={pretrained} is a file; {self.name} reads a "
+                                 f"model folder (save_pretrained output) or a hub id")
+            return {"weights": str(local.resolve())}
+        if local.is_dir():
+            return {"source": str(local.resolve())}
+        if pretrained.startswith((".", "/", "~")) or pretrained.count("/") != 1:
+            raise FocusError(f"--model {self.name}: pretrained={pretrained} is neither a local folder or file nor a "
+                             f"hub id like ORG/NAME")
+        if self.adapter in _FILE_ADAPTERS:
+            settings["weights_file"] = _FILE_ADAPTERS[self.adapter]
+        return {"source": pretrained}
+
+    def complete(self, raw: dict[str, Any]) -> None:
+        """Fill what the arguments left open: the preprocessing, from the model's own configuration."""
+        if self.adapter == "hf_mllm":
+            return  # the model's processor prepares its images
+        given = dict(raw.get("preprocessing") or {})
+        if all(given.get(k) is not None for k in _REQUIRED_PREPROCESSING):
+            return
+        derive = {"hf_vision": _hf_preprocessing, "hf_clip": _hf_preprocessing, "timm_vision": _timm_preprocessing,
+                  "open_clip": _open_clip_preprocessing}[self.adapter]
+        raw["preprocessing"] = {**derive(raw), **given}
+
+
+HF_VISION = FamilyPreset("hf_vision", "hf_vision", "vm")
+TIMM = FamilyPreset("timm", "timm_vision", "vm")
+OPEN_CLIP = FamilyPreset("open_clip", "open_clip", "vlm")
+HF_CLIP = FamilyPreset("hf_clip", "hf_clip", "vlm")
+HF_MLLM = FamilyPreset("hf_mllm", "hf_mllm", "mllm")
 
 
 def default_name(model: str, pretrained: str) -> str:
@@ -62,18 +82,6 @@ def default_name(model: str, pretrained: str) -> str:
     stem = Path(pretrained.rstrip("/")).name
     stem = Path(stem).stem if Path(pretrained).expanduser().is_file() else stem
     return f"{model}-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", stem).strip("-.") or "model")
-
-
-def complete_family_preset(raw: dict[str, Any]) -> None:
-    """Fill what the arguments left open: the preprocessing, from the model's own configuration."""
-    if raw["adapter"] == "hf_mllm":
-        return  # the model's processor prepares its images
-    given = dict(raw.get("preprocessing") or {})
-    if all(given.get(k) is not None for k in _REQUIRED_PREPROCESSING):
-        return
-    derive = {"hf_vision": _hf_preprocessing, "hf_clip": _hf_preprocessing, "timm_vision": _timm_preprocessing,
-              "open_clip": _open_clip_preprocessing}[raw["adapter"]]
-    raw["preprocessing"] = {**derive(raw), **given}
 
 
 def _partial(raw: dict[str, Any]) -> SimpleNamespace:

@@ -64,10 +64,9 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from focus_eval.data.cards import register_manifests
-    from focus_eval.inputs import dataset_paths
+    from focus_eval.data.manifests import register_manifests
 
-    register_manifests(registry.optional_data_root(args.data_root), dataset_paths(args.dataset_path))
+    register_manifests(registry.optional_data_root(args.data_root), args.dataset_path)
     return {"check": run_check, "export": run_export, "prepare": run_prepare}[args.action](args)
 
 

@@ -57,11 +57,10 @@ def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str,
 
 
 def run(args: argparse.Namespace) -> int:
-    from focus_eval.data.cards import register_manifests
-    from focus_eval.inputs import dataset_paths
+    from focus_eval.data.manifests import register_manifests
     from focus_eval.task import TaskIndex
 
-    register_manifests(args.data_root, dataset_paths(args.dataset_path))
+    register_manifests(args.data_root, args.dataset_path)
     index = TaskIndex(args.include_path)
     names = index.expand(args.pattern, include_proxy=True) if args.pattern else index.names
     tasks = index.tasks(names)

@@ -1,18 +1,14 @@
 """Dataset cards: the small YAML file beside a user's manifest (CSV or JSONL) that names its columns, the label
 coding of each target, the sex, quality and laterality codings and the cohort filter. A card makes the folder a
-``manifest`` dataset: registered under its name, read by ``focus_eval.data.readers.manifest``, and given one
-task per target (``<target>_<name>``) with no task file to write.
-
-Cards are found three ways: ``--dataset-path NAME=DIR`` (DIR holds ``dataset.yaml``, or is the card file),
-``--dataset-path DIR`` (a folder of cards, one ``*.yaml`` per dataset), and ``DATA_ROOT/<name>/dataset.yaml``.
+``manifest`` dataset (``focus_eval.data.manifests`` registers it, ``focus_eval.data.readers.manifest`` reads it).
 """
 
 from __future__ import annotations
 
-import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 import yaml
 
@@ -21,6 +17,7 @@ from focus_eval.errors import DataError, FocusError
 from focus_eval.registry import suggest
 
 CARD_FILE = "dataset.yaml"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as task names: it becomes part of them
 CARD_KEYS = ("name", "kind", "description", "version", "manifest", "columns", "targets", "sex", "quality",
              "laterality", "cohort")
 FIELDS = ("image", "patient_id", "split", "age", "sex", "quality", "laterality")
@@ -160,69 +157,6 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
 
 
 def _checked_name(name: str, path: Path) -> str:
-    from focus_eval.task.factory import NAME_PATTERN
-
     if not NAME_PATTERN.match(name):
         raise FocusError(f"{path}: dataset name {name!r} must be letters, digits, '_', '.' or '-'")
     return name
-
-
-# ------------------------------------------------------------------------------------------------ registering
-_CARDS: dict[str, DatasetCard] = {}
-
-
-def register_card(card: DatasetCard) -> DatasetCard:
-    """Make a card's dataset addressable by name (reader, folder, generated tasks); registering the same name
-    again replaces an earlier card, never a built-in dataset or one from a package."""
-    from focus_eval.data import registry
-    from focus_eval.data.readers.manifest import manifest_reader
-
-    if card.name in registry.dataset_names() and card.name not in _CARDS:
-        raise FocusError(f"{card.path}: dataset name {card.name!r} is taken by a registered dataset; name yours "
-                         f"differently")
-    registry.register_dataset(card.name, manifest_reader(card), replace=True, folder=card.folder)
-    _CARDS[card.name] = card
-    return card
-
-
-def manifest_cards() -> list[DatasetCard]:
-    """Every registered manifest dataset, in registration order."""
-    return list(_CARDS.values())
-
-
-def card_paths(value: str) -> list[tuple[str | None, Path]]:
-    """(name or None, card file) pairs of one ``--dataset-path`` value: ``NAME=DIR``, ``NAME=CARD.yaml`` or a
-    folder of cards."""
-    name, _, where = value.rpartition("=") if "=" in value else (None, "", value)
-    path = Path(where).expanduser()
-    if name is not None:
-        card = path / CARD_FILE if path.is_dir() else path
-        if not card.is_file():
-            raise FocusError(f"--dataset-path {value}: no dataset card {card} (a {CARD_FILE} beside the manifest)")
-        return [(name.strip(), card)]
-    if not path.is_dir():
-        raise FocusError(f"--dataset-path {value}: not a folder of dataset cards (or give NAME=DIR)")
-    cards = sorted(p for p in path.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
-    if not cards:
-        raise FocusError(f"--dataset-path {value}: the folder holds no dataset card (*.yaml)")
-    return [(None, card) for card in cards]
-
-
-def register_manifests(data_root: str | os.PathLike | None = None,
-                       dataset_paths: Iterable[str] = ()) -> list[DatasetCard]:
-    """Register the cards of ``--dataset-path`` values and those in ``DATA_ROOT/<name>/dataset.yaml``."""
-    from focus_eval.data.registry import BUILTIN
-
-    found: list[tuple[str | None, Path]] = []
-    for value in dataset_paths:
-        found += card_paths(str(value))
-    if data_root is not None and Path(data_root).is_dir():
-        found += [(None, sub / CARD_FILE) for sub in sorted(Path(data_root).iterdir())
-                  if sub.name not in BUILTIN and (sub / CARD_FILE).is_file()]
-    cards: dict[str, DatasetCard] = {}
-    for name, path in found:
-        card = read_card(path, name)
-        if card.name in cards and cards[card.name].path != card.path:
-            raise FocusError(f"dataset {card.name!r} has two cards: {cards[card.name].path} and {card.path}")
-        cards[card.name] = card
-    return [register_card(card) for card in cards.values()]

@@ -28,7 +28,7 @@ def card_task_config(card, target: str, roots: Sequence[Path]) -> dict[str, Any]
 def card_tasks(roots: Sequence[Path], defined: Sequence[str]) -> tuple[list[Task], list[Group]]:
     """The generated tasks and groups of every registered card; a task file that defines the same name wins
     (that is how a generated task is customised)."""
-    from focus_eval.data.cards import manifest_cards
+    from focus_eval.data.manifests import manifest_cards
 
     tasks, groups = [], []
     for card in manifest_cards():

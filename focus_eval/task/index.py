@@ -29,7 +29,7 @@ class TaskIndex:
     """All tasks and groups, loaded and validated up front (a few dozen small YAML files)."""
 
     def __init__(self, include_paths: Iterable[str | os.PathLike] = ()):
-        from focus_eval.inputs import entry_point_folders
+        from focus_eval.registry import entry_point_folders
         from focus_eval.resources import resource_dir
 
         user_roots, user_files = [], []
