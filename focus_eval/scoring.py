@@ -25,6 +25,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from focus_eval.errors import FocusError
+from focus_eval.files import locked
 from focus_eval.metrics.arrays import SampleArrays, metric_batch
 from focus_eval.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_weights, ci_method, summarize
 from focus_eval.metrics.fairness import fairness
@@ -120,21 +121,32 @@ def evaluate_samples(samples: Sequence[Any], meta: UnitMeta | dict[str, Any]) ->
         fairness=fairness(arrays, weights, meta.age_threshold),
         robustness=robustness(arrays, weights),
         created=meta.created or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        underpowered=n_pos < UNDERPOWERED_POSITIVES, extra={**copied_extra(meta), **extra},
+        underpowered=n_pos < UNDERPOWERED_POSITIVES, limited=meta.fingerprint.get("limit") is not None,
+        extra={**copied_extra(meta), **extra},
     )
 
 
 # ----- into results.jsonl
 
 
+def with_file_record(result: ResultLine, layout: OutputLayout, n_bad_lines: int = 0) -> ResultLine:
+    """Record the digest of the sample file the line was computed from: a unit is done only when its results
+    line and its sample file agree (count and digest)."""
+    result.extra["samples_sha256"] = store.samples_digest(layout, result.task, result.method)
+    if n_bad_lines:
+        result.extra["n_bad_lines"] = n_bad_lines
+    return result
+
+
 def score_samples(model_dir: Path | OutputLayout, samples: Sequence[Any], meta: UnitMeta | dict[str, Any]) -> ResultLine:
-    """samples + meta -> results line, upserted into results.jsonl (the runner, when a unit finishes)."""
-    meta = as_meta(meta)
+    """samples + meta -> results line, upserted into results.jsonl (the runner, when a unit finishes; the sample
+    file must already be written)."""
+    meta, layout = as_meta(meta), store.layout_of(model_dir)
     try:
         result = evaluate_samples(list(samples), meta)
     except ValueError as exc:
         raise FocusError(f"{meta.stem}: cannot score: {exc}") from None
-    store.upsert_line(model_dir, result)
+    store.upsert_line(layout, with_file_record(result, layout))
     return result
 
 
@@ -150,24 +162,31 @@ def score_unit(model_dir: Path | OutputLayout, task: str, method: str) -> Result
 
 @dataclass
 class Rescore:
-    """What ``rescore_dir`` did: the results lines written and the units left out, with the reason."""
+    """What ``rescore_dir`` did: the results lines written, the units left out with the reason, and the sample
+    lines left out by ``skip_bad`` as (file, line, problem)."""
 
     results: list[ResultLine] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    bad_lines: list[tuple[str, int, str]] = field(default_factory=list)
 
 
-def rescore_dir(model_dir: Path | OutputLayout) -> Rescore:
-    """Rebuild <model_dir>/results.jsonl from the samples folder alone: one line per complete unit."""
+def rescore_dir(model_dir: Path | OutputLayout, *, skip_bad: bool = False) -> Rescore:
+    """Rebuild <model_dir>/results.jsonl from the samples folder alone: one line per complete unit. A bad sample
+    line is an error naming file and line; with ``skip_bad`` it is left out and counted (``extra.n_bad_lines``)."""
     layout = store.layout_of(model_dir)
     report = Rescore()
     for _, meta in store.read_units(layout):
-        samples, reason = store.unit_status(layout, meta)
+        bad: list = []
+        samples, reason = store.unit_status(layout, meta, skip_bad=skip_bad, bad=bad)
+        path = layout.samples(meta.task, meta.method)
+        report.bad_lines += [(str(path), line, problem) for line, problem in bad]
         if samples is None:
             report.skipped.append((meta.stem, reason))
             continue
         try:
-            report.results.append(evaluate_samples(samples, meta))
+            report.results.append(with_file_record(evaluate_samples(samples, meta), layout, len(bad)))
         except ValueError as exc:
-            raise FocusError(f"{layout.samples(meta.task, meta.method)}: {exc}") from None
-    store.write_results(layout, report.results)
+            raise FocusError(f"{path}: {exc}") from None
+    with locked(layout.results):
+        store.write_results(layout, report.results)
     return report

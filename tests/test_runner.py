@@ -172,7 +172,9 @@ def test_external_split_file_is_recorded_and_part_of_resume(tmp_path, data_root,
     assert split["split_source"].startswith("file:") and split["patient_overlap"]["count"] > 0
     assert run_cli(*common) == 0 and "already done 1" in capsys.readouterr().out
     split_file.write_text("\n".join(lines[:1] + [line.replace(",train", ",val") for line in lines[1:]]) + "\n")
-    run_cli(*common)  # the probe has no train split now: the unit is evaluated again, and fails clearly
+    assert run_cli(*common) == 2  # the split changed: the finished unit is not reused, and nothing is replaced
+    assert "split_file_sha256" in capsys.readouterr().err
+    run_cli(*common, "--overwrite")  # the probe has no train split now: evaluated again, and fails clearly
     out = capsys.readouterr()
     assert "already done 0" in out.out and "train" in out.err
 
@@ -223,9 +225,10 @@ def test_max_new_tokens_governs_the_answer_and_is_recorded(tmp_path, data_root, 
         out = tmp_path / f"n{n}"
         assert run_cli("--model", "tiny-medgemma", "--tasks", "dr_synth_desktop", "--data-root", str(data_root),
                        "--limit", "6", "--model-args", f"max_new_tokens={n}", "--output-path", str(out)) == 0
-        (line,) = read_jsonl(out / "tiny-medgemma" / "results.jsonl")
+        model_dir = out / "tiny-medgemma" / "limit-6"  # a --limit run lands beside the full results
+        (line,) = read_jsonl(model_dir / "results.jsonl")
         recorded[n] = line["extra"]["max_new_tokens"]
-        texts[n] = [s["text"] for s in read_jsonl(out / "tiny-medgemma" / "samples" / "dr_synth_desktop.prompt.jsonl")]
+        texts[n] = [s["text"] for s in read_jsonl(model_dir / "samples" / "dr_synth_desktop.prompt.jsonl")]
     assert recorded == {1: 1, 6: 6}
     # the longer answer starts with the one-token answer (greedy decoding from the same prefill)
     assert all(long.startswith(short) for short, long in zip(texts[1], texts[6]))

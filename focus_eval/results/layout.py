@@ -5,6 +5,7 @@
     <output>/<model>/samples/<task>.<method>.meta.json   the unit's descriptive record (UnitMeta)
     <output>/<model>/samples/.parts/<task>.<method>.r<rank>.jsonl   lines of an unfinished unit, per process
     <output>/<model>/results.jsonl                   one results line per (task, method, adapter)
+    <output>/<model>/limit-<N>/...                   a --limit run: the same files, beside the full results
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ def model_dir_name(model: str, adapter_id: str | None = None) -> str:
     return model if not adapter_id else f"{model}@{adapter_id}"
 
 
+def limit_dir_name(limit: int | float) -> str:
+    return f"limit-{limit}"
+
+
 def unit_stem(task: str, method: str) -> str:
     return f"{task}.{method}"
 
@@ -36,8 +41,10 @@ class OutputLayout:
     root: Path
 
     @classmethod
-    def for_model(cls, output_path: str | Path, model: str, adapter_id: str | None = None) -> "OutputLayout":
-        return cls(Path(output_path) / model_dir_name(model, adapter_id))
+    def for_model(cls, output_path: str | Path, model: str, adapter_id: str | None = None,
+                  limit: int | float | None = None) -> "OutputLayout":
+        root = Path(output_path) / model_dir_name(model, adapter_id)
+        return cls(root / limit_dir_name(limit) if limit is not None else root)
 
     @property
     def samples_dir(self) -> Path:
@@ -59,6 +66,10 @@ class OutputLayout:
 
     def part(self, task: str, method: str, rank: int) -> Path:
         return self.parts_dir / f"{unit_stem(task, method)}.r{rank}{SAMPLES_SUFFIX}"
+
+    def started(self, task: str, method: str) -> Path:
+        """The fingerprint of a unit whose scoring has begun (removed when it finishes)."""
+        return self.parts_dir / f"{unit_stem(task, method)}.fingerprint.json"
 
     def parts(self, task: str, method: str) -> list[Path]:
         """Part files of one unit, every process's, in rank order."""

@@ -35,12 +35,16 @@ class SampleLine:
     score_norm: float | None = None
     text: str | None = None
     parsed: bool | None = None
+    # true only on lines of a --limit run (written beside the full results, never over them)
+    limited: bool | None = None
 
     def to_dict(self, prompt: bool) -> dict[str, Any]:
         d = asdict(self)
         if not prompt:
             for k in ("p_yes", "p_no", "score_norm", "text", "parsed"):
                 d.pop(k)
+        if not d["limited"]:
+            d.pop("limited")
         return d
 
     @classmethod
@@ -82,6 +86,7 @@ class ResultLine:
     preset_hash: str
     created: str
     underpowered: bool = False
+    limited: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -221,6 +226,8 @@ def read_jsonl(path: Path, *, skip_bad: bool = False, bad: list | None = None) -
 SAMPLE_KEYS = ("image_id", "patient_id", "split", "label", "score", "pred", "age", "sex", "quality", "error")
 PROMPT_SAMPLE_KEYS = SAMPLE_KEYS + ("p_yes", "p_no", "score_norm", "text", "parsed")
 RESULT_KEYS = tuple(f.name for f in fields(ResultLine))
+# keys a results line may lack (lines written before they existed read as false)
+OPTIONAL_RESULT_KEYS = ("limited",)
 FAIRNESS_KEYS = {"age": ("threshold", "n_min") + FAIRNESS_GAPS, "sex": ("n_min",) + FAIRNESS_GAPS}
 ROBUSTNESS_KEYS = {"quality": ("n_min",) + QUALITY_GAPS}
 CI_METHODS = ("patient_bootstrap", "image_bootstrap")
@@ -280,15 +287,16 @@ def _gap_block_problems(block: Any, keys: tuple[str, ...], where: str) -> list[s
 
 def validate_result_dict(d: dict[str, Any]) -> None:
     """Raise ValueError listing every way ``d`` departs from the results-line contract."""
-    problems = _exact_keys(d, RESULT_KEYS, "result")
+    problems = _exact_keys(d, [k for k in RESULT_KEYS if k not in OPTIONAL_RESULT_KEYS], "result",
+                           optional=OPTIONAL_RESULT_KEYS)
     if problems:
         raise ValueError("; ".join(problems))
     for key in ("model", "family", "domain", "method", "task", "dataset", "target", "task_hash", "preset_hash",
                 "created"):
         if not isinstance(d[key], str):
             problems.append(f"{key}: expected a string, got {d[key]!r}")
-    for key in ("untrained", "proxy", "underpowered"):
-        if not isinstance(d[key], bool):
+    for key in ("untrained", "proxy", "underpowered", "limited"):
+        if key in d and not isinstance(d[key], bool):
             problems.append(f"{key}: expected true/false, got {d[key]!r}")
     if d["adapter"] is not None and not isinstance(d["adapter"], str):
         problems.append(f"adapter: expected a string or null, got {d['adapter']!r}")
@@ -318,7 +326,7 @@ def validate_sample_dict(d: dict[str, Any], prompt: bool | None = None) -> None:
     "decide from the keys" (prompt rows carry ``parsed``)."""
     if prompt is None:
         prompt = isinstance(d, dict) and "parsed" in d
-    problems = _exact_keys(d, PROMPT_SAMPLE_KEYS if prompt else SAMPLE_KEYS, "sample")
+    problems = _exact_keys(d, PROMPT_SAMPLE_KEYS if prompt else SAMPLE_KEYS, "sample", optional=("limited",))
     if problems:
         raise ValueError("; ".join(problems))
     checks = {
@@ -337,6 +345,7 @@ def validate_sample_dict(d: dict[str, Any], prompt: bool | None = None) -> None:
         "score_norm": lambda v: v is None or (_is_number(v) and 0.0 <= v <= 1.0),
         "text": lambda v: v is None or isinstance(v, str),
         "parsed": lambda v: v is None or isinstance(v, bool),
+        "limited": lambda v: v is True,
     }
     problems = [f"{k}: bad value {d[k]!r}" for k, check in checks.items() if k in d and not check(d[k])]
     problems += _non_finite(d, "sample")

@@ -4,10 +4,12 @@ turning samples into a results line is ``focus_eval.scoring``'s work, above this
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any, Iterable
 
 from focus_eval.errors import FocusError
+from focus_eval.files import atomic_write_text, locked
 from focus_eval.results.layout import META_SUFFIX, SAMPLES_DIR, OutputLayout  # noqa: F401  (re-exported names)
 from focus_eval.results.schema import (ResultLine, SampleLine, UnitMeta, clean_json, dumps, read_jsonl,
                                        validate_result_dict, validate_sample_dict, write_jsonl)
@@ -31,11 +33,8 @@ def write_meta(path: Path, meta: UnitMeta | dict[str, Any]) -> Path:
     expected = OutputLayout(path.parent.parent).meta(record.task, record.method).name
     if path.name != expected:
         raise FocusError(f"{path}: a meta file for {record.stem} must be named {expected}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(clean_json(record.to_dict()), allow_nan=False, ensure_ascii=False, indent=1) + "\n",
-                   encoding="utf-8")
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(clean_json(record.to_dict()), allow_nan=False, ensure_ascii=False, indent=1)
+                      + "\n")
     return path
 
 
@@ -72,28 +71,34 @@ def append_samples(model_dir: Path | OutputLayout, task: str, method: str, sampl
     return path
 
 
-def read_samples(path: Path) -> list[SampleLine]:
-    """Sample lines of one file, each checked against the contract (errors name the file and line)."""
-    try:
-        rows = read_jsonl(Path(path))
-    except ValueError as exc:
-        raise FocusError(str(exc)) from None
+def read_samples(path: Path, *, skip_bad: bool = False, bad: list | None = None) -> list[SampleLine]:
+    """Sample lines of one file, each checked against the contract. A bad line (not JSON, torn, or off the
+    contract) is an error naming the file and line; with ``skip_bad`` it is left out and listed in ``bad``."""
+    from focus_eval.files import read_jsonl_rows
+
     samples = []
-    for line, row in enumerate(rows, start=1):
-        try:
-            validate_sample_dict(row)
-            samples.append(SampleLine.from_dict(row))
-        except ValueError as exc:
-            raise FocusError(f"{path}, line {line}: {exc}") from None
+    for line, row, problem in read_jsonl_rows(path):
+        if problem is None:
+            try:
+                validate_sample_dict(row)
+                samples.append(SampleLine.from_dict(row))
+                continue
+            except ValueError as exc:
+                problem = str(exc)
+        if not skip_bad:
+            raise FocusError(f"{path}, line {line}: {problem} (--skip-bad leaves such lines out, counted)")
+        if bad is not None:
+            bad.append((line, problem))
     return samples
 
 
-def unit_status(model_dir: Path | OutputLayout, meta: UnitMeta) -> tuple[list[SampleLine] | None, str | None]:
+def unit_status(model_dir: Path | OutputLayout, meta: UnitMeta, *, skip_bad: bool = False,
+                bad: list | None = None) -> tuple[list[SampleLine] | None, str | None]:
     """(samples, None) for a complete unit, (None, reason) for one that cannot be scored yet."""
     path = layout_of(model_dir).samples(meta.task, meta.method)
     if not path.is_file():
         return None, f"no sample file {path.name}"
-    samples = read_samples(path)
+    samples = read_samples(path, skip_bad=skip_bad, bad=bad)
     if meta.n_expected is not None and len(samples) < int(meta.n_expected):
         return None, f"incomplete: {len(samples)} of {meta.n_expected} samples"
     if not samples:
@@ -128,9 +133,17 @@ def result_key(result: ResultLine | dict[str, Any]) -> tuple[str, str, str]:
     return (d["task"], d["method"], d.get("adapter") or "")
 
 
-def read_results(model_dir: Path | OutputLayout) -> list[dict[str, Any]]:
+def read_results(model_dir: Path | OutputLayout, *, skip_bad: bool = False,
+                 bad: list | None = None) -> list[dict[str, Any]]:
+    """The lines of results.jsonl; an unreadable line is an error naming it, or with ``skip_bad`` listed in
+    ``bad`` (the runner rebuilds such lines from the sample files)."""
     path = layout_of(model_dir).results
-    return read_jsonl(path) if path.is_file() else []
+    if not path.is_file():
+        return []
+    try:
+        return read_jsonl(path, skip_bad=skip_bad, bad=bad)
+    except ValueError as exc:
+        raise FocusError(f"{exc}; 'focus-eval score {layout_of(model_dir).root}' rebuilds it") from None
 
 
 def write_results(model_dir: Path | OutputLayout, results: Iterable[ResultLine | dict[str, Any]]) -> Path:
@@ -145,7 +158,35 @@ def write_results(model_dir: Path | OutputLayout, results: Iterable[ResultLine |
 
 
 def upsert_line(model_dir: Path | OutputLayout, result: ResultLine | dict[str, Any]) -> Path:
-    """Put one results line into results.jsonl, replacing the line with the same (task, method, adapter)."""
+    """Put one results line into results.jsonl, replacing the line with the same (task, method, adapter), under
+    the file's lock (several processes may finish units of one model folder at once). Unreadable lines are
+    dropped with a warning: their units are rebuilt from their sample files on the next run or ``score``."""
+    layout = layout_of(model_dir)
     key = result_key(result)
-    kept = [r for r in read_results(model_dir) if result_key(r) != key]
-    return write_results(model_dir, [*kept, result])
+    with locked(layout.results):
+        bad: list = []
+        kept = [r for r in read_results(layout, skip_bad=True, bad=bad) if result_key(r) != key]
+        for line, problem in bad:
+            print(f"focus-eval: {layout.results}, line {line}: {problem}; dropped (rebuilt from its samples on "
+                  f"the next run, or by 'focus-eval score {layout.root}')", file=sys.stderr)
+        return write_results(layout, [*kept, result])
+
+
+def samples_digest(model_dir: Path | OutputLayout, task: str, method: str) -> str | None:
+    """sha256 of a unit's sample file as written (None when there is none)."""
+    from focus_eval.digests import file_sha256
+
+    path = layout_of(model_dir).samples(task, method)
+    return file_sha256(path) if path.is_file() else None
+
+
+def remove_unit(model_dir: Path | OutputLayout, task: str, method: str) -> None:
+    """Delete every file of one unit (samples, meta, parts, its results line), to compute it again."""
+    layout = layout_of(model_dir)
+    for path in [layout.samples(task, method), layout.meta(task, method), layout.started(task, method),
+                 *layout.parts(task, method)]:
+        path.unlink(missing_ok=True)
+    if layout.results.is_file():
+        with locked(layout.results):
+            kept = [r for r in read_results(layout, skip_bad=True) if (r.get("task"), r.get("method")) != (task, method)]
+            write_results(layout, kept)

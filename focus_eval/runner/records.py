@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
 from focus_eval.results.schema import SampleLine
 
 SPLIT_SUMMARY_KEYS = ("split_source", "seed", "cohort", "split_file", "patient_overlap", "split_file_unlisted",
                       "split_file_missing", "carved_val_images")
 
 
-def task_records(load, task, split: str, limit: int | None = None):
+def task_records(load, task, split: str, limit: int | float | None = None):
     """The task's records of one split (its ``splits`` mapping decides which dataset split that is), in a
-    stable order (image id)."""
+    stable order (image id); ``limit`` keeps the first N, or a fraction (0 < f < 1) of them rounded up."""
     rows = sorted(task.records(load, split), key=lambda r: r.image_id)
-    return rows[:limit] if limit else rows
+    if not limit:
+        return rows
+    count = int(limit) if float(limit) >= 1 else math.ceil(float(limit) * len(rows))
+    return rows[:count]
 
 
 def split_summary(load) -> dict:

@@ -16,7 +16,7 @@ from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, UnitMeta
 from focus_eval.runner.methods.base import EMBEDDING, Embeddings, RunContext
 from focus_eval.runner.records import age_threshold, split_summary, task_records
-from focus_eval.runner.units import Unit, is_finished
+from focus_eval.runner.units import Unit
 
 
 @dataclass
@@ -35,6 +35,8 @@ class RunOptions:
     seed: int = 0
     limit: int | None = None
     resume: bool = True
+    overwrite: bool = False
+    verify_images: bool = False
     num_workers: int | None = None
     probe_compat: bool = False
     zs_scale: float | None = None
@@ -110,7 +112,7 @@ class Runner:
         self.units = [Unit(t, m) for t in self.tasks for m in methods]
         self.adapter = None
         self.adapter_id = Path(options.adapter).name if options.adapter else None
-        self.layout = OutputLayout.for_model(options.output_path, self.preset.name, self.adapter_id)
+        self.layout = OutputLayout.for_model(options.output_path, self.preset.name, self.adapter_id, options.limit)
         self.model_dir = self.layout.root
         self.progress = progress_factory(options.progress, self.state)
         self.batches = MemoryAdaptiveBatches(enabled=str(options.batch_size) == "auto")
@@ -118,17 +120,28 @@ class Runner:
         self.started = datetime.now(timezone.utc)
         self.timings: dict[str, float] = {}
         self.dataset_load = None
+        self.data_provenance: dict[tuple, dict] = {}
 
     # ----------------------------------------------------------------------------------------------
     def fingerprint(self, unit: Unit) -> dict:
-        """What a finished unit must match to be skipped on resume."""
+        """What the unit's numbers are computed from; a finished unit is reused only when it matches."""
         o = self.options
         split_file = o.split_files.get(unit.task.dataset)
         return {"task_hash": unit.task.hash, "preset_hash": self.preset.hash, "method": unit.method,
                 "limit": o.limit, "seed": o.seed, "probe_compat": o.probe_compat, "zs_scale": o.zs_scale,
                 "adapter": self.adapter_id, "n_boot": o.n_boot,
                 "split_file_sha256": split_file_digest(split_file) if split_file else None,
-                **self.adapter_training()}
+                "use_prepared": o.use_prepared, **self.adapter_training(),
+                **self.data_provenance.get((unit.task.dataset, unit.task.cohort), {})}
+
+    def record_data(self, load, cohort) -> None:
+        """The data side of the fingerprint of every unit on this dataset load."""
+        from focus_eval.runner.provenance import data_fingerprint, images_sha256, split_digest
+
+        data = {"data_fingerprint": data_fingerprint(load), "split_digest": split_digest(load)}
+        if self.options.verify_images:
+            data["images_sha256"] = images_sha256(load)
+        self.data_provenance[(load.name, cohort)] = data
 
     def meta(self, unit: Unit, threshold: float | None, extra: dict) -> UnitMeta:
         t, p = unit.task, self.preset
@@ -146,8 +159,10 @@ class Runner:
         if not self.options.adapter:
             return {}
         from focus_eval.adapters.lora import adapter_training_fields
+        from focus_eval.digests import folder_digest
 
-        return adapter_training_fields(self.options.adapter)
+        return {**adapter_training_fields(self.options.adapter),
+                "adapter_digest": folder_digest(self.options.adapter, frozenset({".safetensors", ".bin", ".json"}))}
 
     def load_adapter(self):
         if self.adapter is None:
@@ -181,32 +196,72 @@ class Runner:
 
     # ----------------------------------------------------------------------------------------------
     def run(self) -> RunReport:
-        pending = []
-        for unit in self.units:
-            if self.options.resume and is_finished(self.layout, unit, self.fingerprint(unit)):
-                self.report.skipped.append(unit.stem)
-            else:
-                pending.append(unit)
-        groups: dict[tuple, list[Unit]] = defaultdict(list)
-        for unit in pending:
-            groups[(unit.task.dataset, unit.task.cohort)].append(unit)
-        context = self.context() if groups else None
-        for (dataset, cohort), units in groups.items():
+        plan = self.plan()
+        context = self.context() if plan else None
+        for load, cohort, units in plan:
             t0 = time.perf_counter()
-            try:
-                load = self.load_dataset(dataset, cohort)
-            except FocusError as exc:
-                for u in units:
-                    self.fail_unit(u, str(exc))
-                continue
             self.report_load(load)
             self.score_dataset(context, load, units)
-            self.timings[f"{dataset}:{cohort or 'default'}_s"] = time.perf_counter() - t0
+            self.timings[f"{load.name}:{cohort or 'default'}_s"] = time.perf_counter() - t0
         self.state.wait_for_everyone()
         if self.state.is_main_process:
             self.write_manifest()
             self.report.results = self.collect_results()
         return self.report
+
+    def plan(self) -> list[tuple]:
+        """Load each dataset once, judge every unit against its fingerprint, stop (before writing anything) when
+        the folder holds results from other inputs unless --overwrite, rebuild results lines that only need it.
+        Returns (load, cohort, units to compute) per dataset."""
+        from focus_eval.runner.resume import unit_state
+
+        groups: dict[tuple, list[Unit]] = defaultdict(list)
+        for unit in self.units:
+            groups[(unit.task.dataset, unit.task.cohort)].append(unit)
+        lines = self.readable_results()
+        loads, states = {}, []
+        for (dataset, cohort), units in groups.items():
+            try:
+                loads[(dataset, cohort)] = self.load_dataset(dataset, cohort)
+            except FocusError as exc:
+                for u in units:
+                    self.fail_unit(u, str(exc))
+                continue
+            self.record_data(loads[(dataset, cohort)], cohort)
+            states += [unit_state(self.layout, u, self.fingerprint(u), lines) for u in units]
+        todo = self.settle(states)
+        return [(loads[key], key[1], [u for u in units if u.stem in todo])
+                for key, units in groups.items() if key in loads and any(u.stem in todo for u in units)]
+
+    def settle(self, states) -> set[str]:
+        """Act on the unit states: stop on stale ones (or clear them with --overwrite), rebuild results lines,
+        skip done units. Returns the stems of the units to compute."""
+        from focus_eval.results.store import remove_unit
+        from focus_eval.runner.resume import stale_message
+        from focus_eval.scoring import score_unit
+
+        resume = self.options.resume
+        stale = [s for s in states if s.state == "stale"]
+        if stale and resume and not self.options.overwrite:
+            raise FocusError(stale_message(self.layout, stale))
+        todo = set()
+        for s in states:
+            name, method = s.unit.task.name, s.unit.method
+            if resume and s.state in ("done", "rescore"):
+                if s.state == "rescore" and self.state.is_main_process:
+                    score_unit(self.layout, name, method)
+                self.report.skipped.append(s.unit.stem)
+                continue
+            if self.state.is_main_process and (s.state == "stale" or not resume):
+                remove_unit(self.layout, name, method)
+            todo.add(s.unit.stem)
+        self.state.wait_for_everyone()
+        return todo
+
+    def readable_results(self) -> list[dict]:
+        from focus_eval.results.store import read_results
+
+        return read_results(self.layout, skip_bad=True)
 
     def report_load(self, load) -> None:
         if not self.state.is_main_process:
@@ -233,7 +288,17 @@ class Runner:
             method = self.methods[name]
             if method.kind == EMBEDDING and (embeddings is None or not self.state.is_main_process):
                 continue
+            self.mark_started(by_method[name])
             method.score(context, by_method[name])
+
+    def mark_started(self, units: list[Unit]) -> None:
+        """Record each unit's fingerprint before it is scored: a half-finished unit resumes only with the same."""
+        from focus_eval.files import atomic_write_text
+        from focus_eval.results.schema import dumps
+
+        if self.state.is_main_process:  # no barrier: only a later run reads it
+            for u in units:
+                atomic_write_text(self.layout.started(u.task.name, u.method), dumps(self.fingerprint(u)) + "\n")
 
     def embed_units(self, load, units: list[Unit]) -> Embeddings | None:
         """Embed, once, every image any of ``units`` needs (the splits its method declares)."""
@@ -272,10 +337,14 @@ class Runner:
         threshold = age_threshold(task_records(load, unit.task, "test"))
         meta = self.meta(unit, threshold, {**extra, "split_policy": split_summary(load)})
         samples = sorted(samples, key=lambda s: s.image_id)
+        if self.options.limit is not None:
+            for s in samples:
+                s.limited = True
         name, method = unit.task.name, unit.method
         write_samples(self.layout.samples(name, method), samples, self.methods[method].prompt_fields)
         write_meta(self.layout.meta(name, method), meta)
         score_samples(self.layout, samples, meta)
+        self.layout.started(name, method).unlink(missing_ok=True)
         self.report.finished.append(unit.stem)
         if samples and all(s.error for s in samples):
             # the results line records it; the run still ends non-zero so that nobody mistakes it for a result
@@ -325,11 +394,8 @@ class Runner:
         return path
 
     def collect_results(self) -> list[dict]:
-        from focus_eval.results.schema import read_jsonl
-
-        path = self.layout.results
         names = {u.task.name for u in self.units}
-        return [r for r in read_jsonl(path) if r.get("task") in names] if path.is_file() else []
+        return [r for r in self.readable_results() if r.get("task") in names]
 
 
 def evaluate(options: RunOptions) -> RunReport:

@@ -1,0 +1,76 @@
+"""What a unit's numbers were computed from: the fingerprint recorded with every unit and compared on resume.
+
+The fingerprint holds the preset hash, the task hash (prompt text included), the options that change numbers,
+the adapter's training record and weights digest, the split assignment digest and a data fingerprint: the
+digests of the dataset folder's label files plus the list of (image id, file, size, modification time) it
+read, or with ``--verify-images`` the digest of every image's bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from focus_eval.digests import file_sha256, json_digest
+
+LABEL_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".xlsx", ".xls", ".json", ".jsonl", ".yaml", ".yml"})
+
+# fingerprint key -> what a user changed when it differs
+EXPLAIN = {
+    "task_hash": "the task file (its prompt, labels rule or settings)",
+    "preset_hash": "the model preset or --model-args",
+    "method": "the method",
+    "limit": "--limit",
+    "seed": "--seed",
+    "probe_compat": "--probe-compat",
+    "zs_scale": "--zs-scale",
+    "n_boot": "--n-boot",
+    "adapter": "--adapter",
+    "adapter_digest": "the adapter's weights",
+    "split_file_sha256": "--split-file or the split file's contents",
+    "split_digest": "the train/val/test assignment",
+    "data_fingerprint": "the dataset's label files or images",
+    "use_prepared": "--no-prepared",
+    "images_sha256": "the bytes of the dataset's images (checked with --verify-images)",
+}
+# compared only when the earlier run recorded them
+OPTIONAL = frozenset({"images_sha256"})
+
+
+def label_files(root: Path) -> list[Path]:
+    """Files under a dataset folder that may hold labels or splits (everything but images)."""
+    return sorted(p for p in Path(root).rglob("*") if p.is_file() and p.suffix.lower() in LABEL_SUFFIXES)
+
+
+def data_fingerprint(load) -> str:
+    """Digest of a loaded dataset's label files and of the (image id, file, size, mtime) its records read."""
+    root = Path(load.root)
+    labels = [(str(p.relative_to(root)), file_sha256(p)) for p in label_files(root)]
+    images = []
+    for r in sorted(load.records, key=lambda r: r.image_id):
+        stat = Path(r.path).stat()
+        images.append((r.image_id, r.relpath, stat.st_size, stat.st_mtime_ns))
+    return json_digest({"labels": labels, "images": images})
+
+
+def images_sha256(load) -> str:
+    """Digest of the bytes of every image the records point to (``--verify-images``: slow on large sets)."""
+    return json_digest([(r.image_id, file_sha256(r.path)) for r in sorted(load.records, key=lambda r: r.image_id)])
+
+
+def split_digest(load) -> str:
+    """Digest of the (image id, patient id, split) assignment of every record."""
+    return json_digest(sorted((r.image_id, r.patient_id, r.split or "") for r in load.records))
+
+
+def changes(stored: dict[str, Any], expected: dict[str, Any]) -> list[str]:
+    """What differs between a recorded fingerprint and the current one, each in words."""
+    out = []
+    for key, value in expected.items():
+        if key in OPTIONAL and key not in stored:
+            continue
+        old = stored.get(key)
+        if old != value:
+            what = EXPLAIN.get(key, key)
+            shown = "" if key.endswith(("hash", "digest", "fingerprint", "sha256")) else f": {old!r} -> {value!r}"
+            out.append(f"{key} ({what}{shown})")
+    return out
