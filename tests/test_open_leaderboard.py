@@ -60,3 +60,19 @@ def test_provenance_text_says_where_a_model_came_from():
     assert provenance_text({"preset": "user", "preset_file": "x.yaml", "no_weights": True,
                             "adapter_class": "pkg.mod:Cls", "adapter_package": "pkg 1.0"}) == \
         "no weights (the adapter's code alone); user preset x.yaml; adapter pkg.mod:Cls from pkg 1.0"
+
+
+def test_group_lines_are_shown_and_kept_apart_from_task_lines(tmp_path):
+    results = tmp_path / "results"
+    write_results(results, models=MODELS[:1], tasks=TASKS[:2])
+    path = results / MODELS[0].folder / "results.jsonl"
+    group = {"kind": "group", "model": MODELS[0].name, "method": "linear_probe", "adapter": None, "group": "synth",
+             "tasks": [TASKS[0].name, TASKS[1].name], "metrics": {"auroc": 0.8123, "auprc": 0.7},
+             "ci": {"auroc": [0.75, 0.87]}}
+    path.write_text(path.read_text() + json.dumps(group) + "\n")
+    assert main(["leaderboard", str(results), "-o", str(tmp_path / "site")]) == 0
+    index = (tmp_path / "site" / "index.html").read_text()
+    section = index[index.index('<section id="groups">'):index.index('<section id="models">')]
+    assert "synth" in section and "0.812" in section and "[0.750, 0.870]" in section
+    data = json.loads((tmp_path / "site" / "data" / "results.json").read_text())
+    assert all(r.get("kind") != "group" for r in data) and len(data) == 2

@@ -13,7 +13,7 @@ from focus_eval.leaderboard import charts, groups
 from focus_eval.leaderboard.calibration import read_calibration, samples_path
 from focus_eval.leaderboard.catalog import load_catalog
 from focus_eval.leaderboard.compare import read_compare_files
-from focus_eval.leaderboard.entries import Entry, read_entries
+from focus_eval.leaderboard.entries import Entry, read_entries, read_group_lines
 from focus_eval.leaderboard.inputs import SiteInputs, discover
 from focus_eval.leaderboard.pages import CalibrationView, Site, render_pages
 from focus_eval.leaderboard.privacy import metrics_only
@@ -70,7 +70,9 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
         models=groups.models(entries, catalog, model_slugs),
         configs=configs, top=groups.top_configurations(configs, top),
         table=groups.paper_table(entries, catalog, include_proxy), calibrations=calibrations, compare=compare,
-        include_proxy=include_proxy, model_slugs=model_slugs, task_slugs=task_slugs)
+        include_proxy=include_proxy, model_slugs=model_slugs, task_slugs=task_slugs,
+        group_lines=sorted((g for path in inputs.results_files for g in read_group_lines(path)),
+                           key=lambda g: (g.group, g.model, g.method, g.adapter or "")))
     pages = render_pages(environment(catalog), site)
     prepare_output(out_dir)
     _write_pages(out_dir, pages)

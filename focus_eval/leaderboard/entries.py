@@ -2,7 +2,8 @@
 
 Only ``model``, ``method``, ``task`` and ``metrics`` are required; any other SPEC key that is absent reads as
 missing (null). Keys beyond SPEC are kept in the raw row for ``data/results.json``. A gap's interval sits
-beside it in its block, as ``<gap>_ci: [low, high]`` (e.g. ``fairness.age.eo_gap_ci``).
+beside it in its block, as ``<gap>_ci: [low, high]`` (e.g. ``fairness.age.eo_gap_ci``). Lines with
+``"kind": "group"`` (a group's macro mean over its member tasks) are read apart, as ``GroupLine``.
 """
 
 from __future__ import annotations
@@ -73,15 +74,61 @@ class Entry:
         return block.get(f"{gap}_ci")
 
 
-def read_entries(path: Path) -> list[Entry]:
-    """Every results line of one ``results.jsonl`` file."""
+@dataclass(frozen=True)
+class GroupLine:
+    """A group's line: one configuration's macro mean over the group's member tasks, with its interval."""
+
+    model: str
+    method: str
+    adapter: str | None
+    group: str
+    metrics: dict[str, Any]
+    ci: dict[str, Any]
+    tasks: list[str]
+    source: Path
+    row: int
+
+    def metric(self, name: str) -> float | None:
+        value = self.metrics.get(name)
+        return value if _is_number(value) else None
+
+    def metric_ci(self, name: str) -> list | None:
+        pair = self.ci.get(name)
+        return pair if isinstance(pair, list) and len(pair) == 2 else None
+
+
+def _rows(path: Path) -> list[Any]:
     try:
-        rows = read_jsonl(path)
+        return read_jsonl(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise DataError(f"cannot read results file ({exc})", file=str(path)) from exc
     except ValueError as exc:
         raise DataError(str(exc)) from exc
-    return [_entry(row, path, i) for i, row in enumerate(rows, start=1)]
+
+
+def _is_group(row: Any) -> bool:
+    return isinstance(row, dict) and row.get("kind") == "group"
+
+
+def read_entries(path: Path) -> list[Entry]:
+    """Every (task) results line of one ``results.jsonl`` file."""
+    return [_entry(row, path, i) for i, row in enumerate(_rows(path), start=1) if not _is_group(row)]
+
+
+def read_group_lines(path: Path) -> list[GroupLine]:
+    """The group lines of one ``results.jsonl`` file (``"kind": "group"``)."""
+    lines = []
+    for i, row in enumerate(_rows(path), start=1):
+        if not _is_group(row):
+            continue
+        name = row.get("group") or row.get("task")
+        if not (isinstance(name, str) and isinstance(row.get("model"), str) and isinstance(row.get("metrics"), dict)):
+            raise DataError("a group line needs model, group and metrics", file=str(path), row=i)
+        tasks = row.get("tasks") or row.get("members") or []
+        lines.append(GroupLine(model=row["model"], method=str(row.get("method") or ""), adapter=row.get("adapter"),
+                               group=name, metrics=row["metrics"], ci=row.get("ci") or {},
+                               tasks=[str(t) for t in tasks] if isinstance(tasks, list) else [], source=path, row=i))
+    return lines
 
 
 def _entry(row: Any, path: Path, index: int) -> Entry:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import jinja2
@@ -12,7 +12,7 @@ from focus_eval.leaderboard import charts
 from focus_eval.leaderboard.calibration import Calibration
 from focus_eval.leaderboard.catalog import Catalog
 from focus_eval.leaderboard.compare import DOMAIN_LABELS, CompareData
-from focus_eval.leaderboard.entries import Entry
+from focus_eval.leaderboard.entries import Entry, GroupLine
 from focus_eval.leaderboard.groups import Configuration, ModelInfo, TableBlock, TaskInfo
 from focus_eval.leaderboard.summary import QUALITY_GROUP, included
 from focus_eval.results.schema import FAIRNESS_GAPS, LOWER_IS_BETTER, METRICS, QUALITY_GAPS
@@ -48,6 +48,7 @@ class Site:
     include_proxy: bool
     model_slugs: dict[str, str]
     task_slugs: dict[str, str]
+    group_lines: list[GroupLine] = field(default_factory=list)
 
 
 def render_pages(env: jinja2.Environment, site: Site) -> dict[str, str]:
@@ -95,6 +96,7 @@ def overview_context(site: Site) -> dict[str, Any]:
         "counts": {"lines": len(site.entries), "files": len({e.source for e in site.entries}),
                    "models": len(site.models), "tasks": len(site.tasks), "configs": len(site.configs)},
         "flag_counts": Counter(flag for e in site.entries for flag in e.flags),
+        "group_lines": site.group_lines,
         "n_excluded": 0 if site.include_proxy else len(site.entries) - len(included(site.entries)),
     }
 
