@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dirs", nargs="+", metavar="DIR",
                         help="model output folder(s), <output>/<model>, each holding samples/")
+    parser.add_argument("--skip-bad", action="store_true",
+                        help="leave out unreadable sample lines (counted in each results line's extra.n_bad_lines) "
+                             "instead of stopping at the first")
 
 
 def _fmt(value) -> str:
@@ -21,7 +25,9 @@ def run(args: argparse.Namespace) -> int:
 
     skipped_any = False
     for folder in map(Path, args.dirs):
-        report = rescore_dir(folder)
+        report = rescore_dir(folder, skip_bad=args.skip_bad)
+        for path, line, problem in report.bad_lines:
+            print(f"  left out {path}, line {line}: {problem}", file=sys.stderr)
         print(f"{OutputLayout(folder).results}: {len(report.results)} results line(s)")
         for r in report.results:
             flags = " ".join(f for f, on in (("proxy", r.proxy), ("underpowered", r.underpowered)) if on)

@@ -192,7 +192,7 @@ class Runner:
         return RunContext(options=self.options, preset=self.preset, state=self.state, layout=self.layout,
                           batch_size=self.batch_size(), num_workers=self.num_workers(), batches=self.batches,
                           progress=self.progress, adapter=self.load_adapter, finish=self.finish_unit,
-                          fail=self.fail_unit)
+                          fail=self.fail_unit, warn=self.warn)
 
     # ----------------------------------------------------------------------------------------------
     def run(self) -> RunReport:
@@ -349,6 +349,10 @@ class Runner:
         if samples and all(s.error for s in samples):
             # the results line records it; the run still ends non-zero so that nobody mistakes it for a result
             self.report.failed[unit.stem] = f"every test image failed (first: {samples[0].error})"
+
+    def warn(self, message: str) -> None:
+        if self.state.is_main_process:
+            print(f"focus-eval: {message}", file=sys.stderr)
 
     def fail_unit(self, unit: Unit, reason: str) -> None:
         self.report.failed[unit.stem] = reason

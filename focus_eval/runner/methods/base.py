@@ -46,6 +46,7 @@ class RunContext:
     adapter: Callable[[], Any]        # loads the model on first call
     finish: Callable[[Unit, list[SampleLine], dict], None]  # write a unit's samples, meta and results line
     fail: Callable[[Unit, str], None]                       # record why a unit has no results
+    warn: Callable[[str], None]                             # tell the user (main process, stderr)
     load: Any = None                  # DatasetLoad of the dataset being scored
     embeddings: Embeddings | None = None
 

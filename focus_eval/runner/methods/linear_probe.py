@@ -79,8 +79,16 @@ class LinearProbe(EmbeddingMethod):
     def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray, memo: dict):
         task = unit.task
 
+        failed = {}
+
         def xy(split):
-            rows, x = context.embeddings.matrix(context.records(unit, split))
+            records = context.records(unit, split)
+            rows, x = context.embeddings.matrix(records)
+            failed[split] = len(records) - len(rows)
+            if failed[split]:
+                first = next(r.image_id for r in records if r.image_id not in context.embeddings.vectors)
+                context.warn(f"{unit.stem}: {failed[split]} {split} image(s) could not be embedded and are left out "
+                             f"of the probe (first: {first}: {context.embeddings.errors.get(first, 'not embedded')})")
             return (None, None) if x is None else (x, np.array([r.label(task.target) for r in rows]))
 
         tx, ty = xy("train")
@@ -89,5 +97,6 @@ class LinearProbe(EmbeddingMethod):
         vx, vy = xy("val")
         o = context.options
         result = fit_predict(tx, ty, vx, vy, x_test, compat=o.probe_compat, seed=o.seed)
-        extra = {**result.info, "n_train": int(len(ty)), "n_val": 0 if vy is None else int(len(vy))}
+        extra = {**result.info, "n_train": int(len(ty)), "n_val": 0 if vy is None else int(len(vy)),
+                 "n_errors_train": failed["train"], "n_errors_val": failed["val"]}
         return result.scores, result.preds, extra
