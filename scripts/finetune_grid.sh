@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
-# The paper's LoRA fine-tuning grid: 6 multimodal LLMs x {brset: dr, referable_dr, glaucoma; mbrset: dr,
-# referable_dr}. For each model: evaluate the base model on every task of the three targets, train each
-# adapter, evaluate each adapter on every task of its target, then compare adapters with the base model.
-# Finished steps are skipped when the script runs again (sft and the runner resume by default).
+# The paper's LoRA fine-tuning grid through `focus-eval grid`: 6 multimodal LLMs x {brset: dr, referable_dr,
+# glaucoma; mbrset: dr, referable_dr}. The plan holds, per model, the base model's evaluation on every task of
+# the three targets, one training job per adapter and each adapter's evaluation on every task of its target
+# (after its training); `grid collect` compares the adapters with the base model and builds the leaderboard.
 #
 #   scripts/finetune_grid.sh [--dry-run] [--models "medgemma-4b qwen3-vl-8b"] [--data-root DIR]
-#                            [--adapters DIR] [--results DIR] [--launcher "accelerate launch"]
+#                            [--adapters DIR] [--results DIR] [--executor local|slurm] [--plan FILE] [--site DIR]
 #
-# --dry-run prints the commands instead of running them. The launcher runs training and evaluation over all
-# local GPUs (accelerate launch uses every visible GPU when no accelerate config says otherwise).
+# --dry-run prints the commands instead of running them. Finished jobs are skipped when the script runs again.
+# The local executor runs each job over every visible GPU (accelerate); with --executor slurm, pass Slurm
+# settings through FOCUS_GRID_RUN_ARGS (e.g. "--cluster cluster.yaml"). docs/CLUSTER.md has the details.
 set -euo pipefail
 
 MODELS="gemma3-27b medgemma-4b medgemma1.5-4b medgemma-27b qwen3-vl-8b llava-next-8b"
-GRID="brset:dr brset:referable_dr brset:glaucoma mbrset:dr mbrset:referable_dr"
+CELLS="brset:dr,brset:referable_dr,brset:glaucoma,mbrset:dr,mbrset:referable_dr"
 DATA_ROOT="${FOCUS_DATA:-data}"
 ADAPTERS="adapters"
 RESULTS="${FOCUS_OUTPUT:-results}"
-LAUNCHER="accelerate launch"
+EXECUTOR="local"
+PLAN=""
+SITE=""
 DRY_RUN=0
+FOCUS_EVAL="${FOCUS_EVAL:-focus-eval}"
 
 usage() { sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; }
 
@@ -28,37 +32,34 @@ while [ $# -gt 0 ]; do
         --data-root) DATA_ROOT="$2"; shift ;;
         --adapters) ADAPTERS="$2"; shift ;;
         --results) RESULTS="$2"; shift ;;
-        --launcher) LAUNCHER="$2"; shift ;;
+        --executor) EXECUTOR="$2"; shift ;;
+        --plan) PLAN="$2"; shift ;;
+        --site) SITE="$2"; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "finetune_grid.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     esac
     shift
 done
 
-step() {
+if [ -z "$PLAN" ]; then
     if [ "$DRY_RUN" = 1 ]; then
-        echo "$*"
+        PLAN="$(mktemp --suffix=.yaml)"
+        trap 'rm -f "$PLAN"' EXIT
     else
-        echo "+ $*" >&2
-        "$@"
+        PLAN="$RESULTS/finetune-grid.yaml"
     fi
-}
+fi
+SITE="${SITE:-$RESULTS/site}"
+read -r -a RUN_ARGS <<< "${FOCUS_GRID_RUN_ARGS:-}"
+[ "$EXECUTOR" = slurm ] && [ "$DRY_RUN" = 0 ] && RUN_ARGS+=(--wait)
 
-read -r -a LAUNCH <<< "$LAUNCHER"
-
-for model in $MODELS; do
-    step "${LAUNCH[@]}" -m focus_eval --model "$model" --tasks dr,referable_dr,glaucoma \
-        --data-root "$DATA_ROOT" --output-path "$RESULTS"
-    evaluated=()
-    for cell in $GRID; do
-        dataset="${cell%%:*}"
-        target="${cell##*:}"
-        adapter="$ADAPTERS/$model/sft-${target}_${dataset}"
-        step "${LAUNCH[@]}" -m focus_eval sft --model "$model" --dataset "$dataset" --target "$target" \
-            --data-root "$DATA_ROOT" --output "$adapter"
-        step "${LAUNCH[@]}" -m focus_eval --model "$model" --tasks "$target" --adapter "$adapter" \
-            --data-root "$DATA_ROOT" --output-path "$RESULTS"
-        evaluated+=("$RESULTS/$model@sft-${target}_${dataset}")
-    done
-    step focus-eval compare --base "$RESULTS/$model" --ft "${evaluated[@]}" -o "$RESULTS/$model/compare.jsonl"
-done
+models="$(echo $MODELS | tr ' ' ',')"
+"$FOCUS_EVAL" grid plan --models "$models" --tasks dr,referable_dr,glaucoma --finetune --finetune-cells "$CELLS" \
+    --data-root "$DATA_ROOT" --output-path "$RESULTS" --adapters "$ADAPTERS" -o "$PLAN" >&2
+if [ "$DRY_RUN" = 1 ]; then
+    "$FOCUS_EVAL" grid run "$PLAN" --executor "$EXECUTOR" --dry-run "${RUN_ARGS[@]}"
+    echo "$FOCUS_EVAL grid collect $PLAN -o $SITE"
+    exit 0
+fi
+"$FOCUS_EVAL" grid run "$PLAN" --executor "$EXECUTOR" "${RUN_ARGS[@]}"
+"$FOCUS_EVAL" grid collect "$PLAN" -o "$SITE"

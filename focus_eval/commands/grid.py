@@ -1,0 +1,227 @@
+"""``focus-eval grid plan|status|run|collect``: the whole grid of models x tasks (and the fine-tuning grid) as
+jobs, run on this host or submitted to Slurm, then scored, compared and published in one leaderboard."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from focus_eval.errors import FocusError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+    _plan_arguments(sub.add_parser("plan", help="write a plan file: one job per (model, dataset) with estimates"))
+    status = sub.add_parser("status", help="per job: done, partial, stale or missing, read from the outputs")
+    status.add_argument("plan", type=Path, metavar="PLAN")
+    status.add_argument("--json", action="store_true", help="one JSON object per job, as a list")
+    _run_arguments(sub.add_parser("run", help="run the jobs that are not done, here or on Slurm"))
+    collect = sub.add_parser("collect", help="score, compare fine-tuned models and build the leaderboard")
+    collect.add_argument("plan", type=Path, metavar="PLAN")
+    collect.add_argument("-o", "--output", type=Path, required=True, metavar="SITE", help="leaderboard folder")
+    collect.add_argument("--allow-incomplete", action="store_true",
+                         help="publish what is finished even if some jobs are not done")
+
+
+def _plan_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--models", default=None,
+                   help="presets or shell patterns, comma-separated (default: the paper's 22 models)")
+    p.add_argument("--tasks", default=None,
+                   help="task names, groups, tags or patterns (default: the 19 clinical tasks, proxies included)")
+    p.add_argument("--include-proxy", action="store_true", help="let --tasks groups and patterns reach proxies")
+    p.add_argument("--finetune", action="store_true",
+                   help="add the fine-tuning grid: a LoRA adapter per cell and multimodal LLM, then its evaluation")
+    p.add_argument("--finetune-models", default=None, help="models to fine-tune (default: every MLLM of the plan "
+                   "whose preset declares fine-tuning settings)")
+    p.add_argument("--finetune-cells", default=None, metavar="DATASET:TARGET,...",
+                   help="training cells (default: brset:dr,brset:referable_dr,brset:glaucoma,mbrset:dr,"
+                        "mbrset:referable_dr)")
+    p.add_argument("--data-root", type=Path, default=os.environ.get("FOCUS_DATA"),
+                   help="dataset folder of the jobs (default: $FOCUS_DATA); image counts are read from it")
+    p.add_argument("--output-path", type=Path, default=Path(os.environ.get("FOCUS_OUTPUT", "results")),
+                   help="results folder of the jobs (default: $FOCUS_OUTPUT, else results/)")
+    p.add_argument("--adapters", type=Path, default=Path("adapters"), help="adapter folder (default: adapters/)")
+    p.add_argument("--include-path", action="append", default=[], help="extra folder of task YAML files")
+    p.add_argument("--model-args", action="append", default=[], metavar="MODEL:K=V,...",
+                   help="preset overrides of one model, e.g. visionfm-fundus:weights=/w/VFM.pth (repeatable)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--limit", type=int, default=None, help="evaluate at most N test images per task")
+    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for confidence intervals")
+    p.add_argument("--probe-compat", action="store_true", help="reference linear probe (see focus-eval run)")
+    p.add_argument("--zs-scale", type=float, default=None, help="fixed zero-shot logit scale")
+    p.add_argument("--batch-size", default="auto", help="images per batch, or 'auto'")
+    p.add_argument("--num-workers", type=int, default=None, help="image decoding workers per job")
+    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
+    p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache shared by the jobs")
+    p.add_argument("--sft-args", default="", help="extra 'focus-eval sft' options for every training job")
+    p.add_argument("--throughput", type=Path, default=None, metavar="BENCH_JSON",
+                   help="figures of 'focus-eval bench --json FILE' on the grid's GPU (default: planning figures)")
+    p.add_argument("--no-count", dest="count", action="store_false",
+                   help="use the documented image counts instead of loading the datasets under --data-root")
+    p.add_argument("--list", action="store_true", help="print every job with its estimate")
+    p.add_argument("-o", "--output", type=Path, default=Path("grid-plan.yaml"), help="plan file to write")
+
+
+def _run_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("plan", type=Path, metavar="PLAN")
+    p.add_argument("--executor", default="local", help="local (this host, one job after another) or slurm")
+    p.add_argument("--cluster", type=Path, default=None, metavar="YAML",
+                   help="Slurm settings: partition, account, qos, constraint, gpus, cpus, mem_gb, time_min, "
+                        "time_factor, array_parallelism, setup, sbatch, python")
+    p.add_argument("--partition", default=None)
+    p.add_argument("--account", default=None)
+    p.add_argument("--qos", default=None)
+    p.add_argument("--gpus", type=int, default=None, help="GPUs per job (default 1)")
+    p.add_argument("--cpus", type=int, default=None, help="CPUs per job (default 8)")
+    p.add_argument("--mem-gb", type=float, default=None, help="host memory per job (default: the estimate)")
+    p.add_argument("--time-min", type=int, default=None, help="time limit per job (default: from the estimate)")
+    p.add_argument("--logs", type=Path, default=None, help="log folder (default: <plan>-logs beside the plan)")
+    p.add_argument("--jobs", default=None, help="only these job ids (comma-separated), if they are not done")
+    p.add_argument("--overwrite", action="store_true",
+                   help="also run stale jobs, replacing what they computed from other inputs (default: hold them)")
+    p.add_argument("--dry-run", action="store_true", help="show what would run or be submitted")
+    p.add_argument("--wait", action="store_true", help="slurm: return once the submitted jobs have left the queue")
+
+
+def run(args: argparse.Namespace) -> int:
+    return {"plan": _plan, "status": _status, "run": _run, "collect": _collect}[args.action](args)
+
+
+# --- plan ----------------------------------------------------------------------------------------------------
+def _model_args(values: list[str]) -> dict[str, str]:
+    out = {}
+    for value in values:
+        model, sep, rest = value.partition(":")
+        if not sep or not model.strip():
+            raise FocusError(f"--model-args expects MODEL:K=V,..., got {value!r}")
+        out[model.strip()] = rest.strip()
+    return out
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from focus_eval.grid.estimate import Throughput
+    from focus_eval.grid.plan import Settings, build_plan, write_plan
+
+    def absolute(path):
+        return str(Path(path).expanduser().resolve()) if path else None
+
+    settings = Settings(
+        output_path=absolute(args.output_path), adapters_path=absolute(args.adapters),
+        data_root=absolute(args.data_root), include_path=[absolute(p) for p in args.include_path],
+        model_args=_model_args(args.model_args), seed=args.seed, limit=args.limit, n_boot=args.n_boot,
+        probe_compat=args.probe_compat, zs_scale=args.zs_scale, batch_size=str(args.batch_size),
+        num_workers=args.num_workers, device=args.device, cache_dir=absolute(args.cache_dir),
+        sft_args=shlex.split(args.sft_args))
+    throughput = Throughput.from_bench(args.throughput) if args.throughput else Throughput.default()
+    plan = build_plan(settings, models=args.models, tasks=args.tasks, include_proxy=args.include_proxy,
+                      finetune=args.finetune, finetune_models=args.finetune_models, cells=args.finetune_cells,
+                      throughput=throughput, count_images=args.count)
+    if args.list:
+        _print_jobs(plan)
+    path = write_plan(plan, args.output)
+    _print_summary(plan)
+    print(f"wrote {path}")
+    return 0
+
+
+def _print_jobs(plan) -> None:
+    print(f"{'job':<52} {'configs':>7} {'images':>7} {'GPU GB':>7} {'minutes':>8}  after")
+    for j in plan.jobs:
+        print(f"{j.id:<52} {j.configurations:>7} {j.images:>7} {j.gpu_memory_gb:>7.1f} {j.minutes:>8.0f}  "
+              f"{','.join(j.after) or '-'}")
+
+
+def _print_summary(plan) -> None:
+    from focus_eval.presets import load_preset
+
+    kinds = {"training": [j for j in plan.jobs if j.kind == "sft"],
+             "evaluation": [j for j in plan.jobs if j.kind == "eval" and not j.adapter],
+             "adapter evaluation": [j for j in plan.jobs if j.kind == "eval" and j.adapter]}
+    parts = ", ".join(f"{len(v)} {k}" for k, v in kinds.items() if v)
+    print(f"plan: {len(plan.jobs)} jobs ({parts}); {plan.base_configurations()} base configurations in jobs"
+          + (f", {plan.adapter_configurations()} adapter configurations" if kinds["adapter evaluation"] else ""))
+    for pair in plan.without_job:
+        print(f"  + {pair['configurations']} configurations of {pair['task']} without a job: {pair['reason']}")
+    if plan.without_job:
+        print(f"  = {plan.paper_configurations()} base configurations of the paper's grid")
+    hours: dict[str, float] = {}
+    for job in plan.jobs:
+        family = load_preset(job.model).family + (" training" if job.kind == "sft" else "")
+        hours[family] = hours.get(family, 0.0) + job.minutes / 60
+    shown = ", ".join(f"{k} {v:.1f}" for k, v in sorted(hours.items()))
+    print(f"estimated GPU-hours: {sum(hours.values()):.1f} ({shown}); throughput: {plan.throughput}")
+
+
+# --- status, run, collect -------------------------------------------------------------------------------------
+def _status(args: argparse.Namespace) -> int:
+    from focus_eval.grid.plan import read_plan
+    from focus_eval.grid.status import STATES, plan_status
+
+    statuses = plan_status(read_plan(args.plan))
+    if args.json:
+        rows = [{"job": s.job.id, "kind": s.job.kind, "state": s.state, "units": s.counts, "reason": s.reason}
+                for s in statuses]
+        print(json.dumps(rows, indent=1))
+        return 0
+    for s in statuses:
+        counts = s.counts
+        units = f"{counts['done']}/{len(s.units)} units done" if s.job.kind == "eval" else "adapter"
+        print(f"{s.state:<8} {s.job.id:<52} {units:<18} {s.reason}".rstrip())
+    totals = {state: sum(1 for s in statuses if s.state == state) for state in STATES}
+    print("jobs: " + ", ".join(f"{n} {state}" for state, n in totals.items()))
+    return 0
+
+
+def _logs(args: argparse.Namespace) -> Path:
+    return args.logs or args.plan.with_name(f"{args.plan.stem}-logs")
+
+
+def _selected(plan, args: argparse.Namespace):
+    from focus_eval.grid.status import plan_status, to_run
+
+    selection = to_run(plan_status(plan), overwrite=args.overwrite)
+    if args.jobs:
+        wanted = [plan.job(j.strip()).id for j in args.jobs.split(",") if j.strip()]
+        selection.jobs = [j for j in selection.jobs if j.id in wanted]
+        selection.held = {k: v for k, v in selection.held.items() if k in wanted}
+    return selection
+
+
+def _run(args: argparse.Namespace) -> int:
+    from focus_eval.grid.executors import EXECUTORS, Cluster
+    from focus_eval.grid.plan import read_plan
+
+    plan = read_plan(args.plan)
+    cluster = Cluster.load(args.cluster, partition=args.partition, account=args.account, qos=args.qos,
+                           gpus=args.gpus, cpus=args.cpus, mem_gb=args.mem_gb, time_min=args.time_min)
+    executor = EXECUTORS.get(args.executor)(cluster, _logs(args))
+    selection = _selected(plan, args)
+    for job_id, reason in selection.held.items():
+        print(f"  held back: {job_id}: {reason}", file=sys.stderr)
+    if not selection.jobs:
+        print("no job to run" if selection.held else
+              "every job of the plan is done; 'focus-eval grid collect' publishes them")
+        return 1 if selection.held else 0
+    print(f"{len(selection.jobs)} of {len(plan.jobs)} job(s) to run ({args.executor})")
+    outcome = executor.run(plan, selection, dry_run=args.dry_run)
+    for job_id, reason in {**outcome.skipped, **outcome.failed}.items():
+        print(f"  not run: {job_id}: {reason}", file=sys.stderr)
+    if outcome.submitted and args.wait and not args.dry_run:
+        from focus_eval.grid.slurm import wait_for
+
+        wait_for(list(outcome.submitted.values()))
+    return 1 if outcome.failed or selection.held else 0
+
+
+def _collect(args: argparse.Namespace) -> int:
+    from focus_eval.grid.collect import collect
+    from focus_eval.grid.plan import read_plan
+
+    report = collect(read_plan(args.plan), args.output, allow_incomplete=args.allow_incomplete)
+    print(f"collect: rescored {len(report.scored)} folder(s), wrote {len(report.compared)} comparison file(s), "
+          f"{len(report.unfinished)} job(s) not done; leaderboard in {report.site}")
+    return 0

@@ -1,0 +1,110 @@
+"""What one grid job runs: the ordinary ``focus-eval`` command line, in this process on one device or under
+``accelerate launch`` over every visible GPU; the callable is what the executors run (and requeue)."""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from focus_eval.errors import FocusError
+from focus_eval.grid.plan import GridJob, Settings
+
+
+def _common(s: Settings, job: GridJob) -> list[str]:
+    argv = ["--model", job.model]
+    if s.data_root:
+        argv += ["--data-root", str(s.data_root)]
+    if s.model_args.get(job.model):
+        argv += ["--model-args", s.model_args[job.model]]
+    for folder in s.include_path:
+        argv += ["--include-path", str(folder)]
+    for flag, value in (("--device", s.device), ("--num-workers", s.num_workers)):
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv + ["--no-progress"]
+
+
+def job_argv(s: Settings, job: GridJob, replace: bool = False) -> list[str]:
+    """The ``focus-eval`` arguments of a job (without the program name); ``replace`` lets it replace outputs
+    computed from other inputs (``--overwrite``; a training job starts again with ``--no-resume``)."""
+    adapter_dir = Path(s.adapters_path) / job.model / str(job.adapter)
+    if job.kind == "sft":
+        return ["sft", *_common(s, job), "--dataset", job.dataset, "--target", str(job.target),
+                "--output", str(adapter_dir), *s.sft_args, *(["--no-resume"] if replace else [])]
+    if job.kind != "eval":
+        raise FocusError(f"job {job.id}: unknown kind {job.kind!r} (eval or sft)")
+    argv = [*_common(s, job), "--tasks", ",".join(job.tasks), "--methods", ",".join(job.methods),
+            "--output-path", str(s.output_path), "--seed", str(s.seed), "--n-boot", str(s.n_boot),
+            "--batch-size", str(s.batch_size)]
+    if job.adapter:
+        argv += ["--adapter", str(adapter_dir)]
+    if replace:
+        argv.append("--overwrite")
+    if s.limit is not None:
+        argv += ["--limit", str(s.limit)]
+    if s.probe_compat:
+        argv.append("--probe-compat")
+    if s.zs_scale is not None:
+        argv += ["--zs-scale", str(s.zs_scale)]
+    if s.cache_dir:
+        argv += ["--cache-dir", str(s.cache_dir)]
+    return argv
+
+
+def visible_gpus(device: str | None) -> int:
+    if device == "cpu":
+        return 0
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def launch_argv(argv: list[str], gpus: int) -> list[str] | None:
+    """The ``accelerate launch`` command for several GPUs; None when one process does the job."""
+    if gpus < 2:
+        return None
+    return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(gpus),
+            "-m", "focus_eval", *argv]
+
+
+class GridTask:
+    """One job as a callable: run it, raise FocusError when it fails. Executors pickle it; on preemption or
+    time-out Slurm requeues the same call, and the command resumes from what the job already wrote."""
+
+    def __init__(self, settings: Settings, job: GridJob, replace: bool = False):
+        self.settings = settings
+        self.job = job
+        self.replace = replace
+
+    def __call__(self) -> float:
+        argv = job_argv(self.settings, self.job, self.replace)
+        gpus = visible_gpus(self.settings.device)
+        launch = launch_argv(argv, gpus)
+        shown = shlex.join(launch or ["focus-eval", *argv])
+        print(f"focus-eval grid: {self.job.id} on {socket.gethostname()} ({gpus} GPU): {shown}", flush=True)
+        started = time.perf_counter()
+        if launch:
+            code = subprocess.run(launch, check=False).returncode
+        else:
+            from focus_eval.cli import main
+
+            saved, sys.argv = sys.argv, ["focus-eval", *argv]  # the run manifest records the job's command
+            try:
+                code = main(argv)
+            finally:
+                sys.argv = saved
+        elapsed = time.perf_counter() - started
+        if code != 0:
+            raise FocusError(f"job {self.job.id}: '{shown}' ended with status {code} after {elapsed:.0f} s")
+        print(f"focus-eval grid: {self.job.id} finished in {elapsed:.1f} s", flush=True)
+        return elapsed
+
+    def checkpoint(self, *args, **kwargs):
+        """submitit's requeue hook: run the same job again (it resumes on its own)."""
+        from submitit.helpers import DelayedSubmission
+
+        return DelayedSubmission(self, *args, **kwargs)
