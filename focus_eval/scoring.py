@@ -168,12 +168,16 @@ class Rescore:
     results: list[ResultLine] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     bad_lines: list[tuple[str, int, str]] = field(default_factory=list)
+    groups: list[dict] = field(default_factory=list)
 
 
 def rescore_dir(model_dir: Path | OutputLayout, *, skip_bad: bool = False) -> Rescore:
     """Rebuild <model_dir>/results.jsonl from the samples folder alone: one line per complete unit. A bad sample
     line is an error naming file and line; with ``skip_bad`` it is left out and counted (``extra.n_bad_lines``)."""
+    from focus_eval.group_scores import is_group_line, rebuild_group_lines
+
     layout = store.layout_of(model_dir)
+    groups = [r for r in store.read_results(layout, skip_bad=True) if is_group_line(r)]
     report = Rescore()
     for _, meta in store.read_units(layout):
         bad: list = []
@@ -189,4 +193,8 @@ def rescore_dir(model_dir: Path | OutputLayout, *, skip_bad: bool = False) -> Re
             raise FocusError(f"{path}: {exc}") from None
     with locked(layout.results):
         store.write_results(layout, report.results)
+    if groups:  # recomputed from the task lines just written
+        report.groups = rebuild_group_lines(layout, groups)
+        with locked(layout.results):
+            store.write_results(layout, [*report.results, *report.groups])
     return report

@@ -210,6 +210,10 @@ def print_summary(report) -> None:
             flags += " underpowered" if r.get("underpowered") else ""
             print(f"{r['task']:<28} {r['method']:<13} {r['n']:>6} {r['n_pos']:>6} {f('auroc'):>7} {f('auprc'):>7} "
                   f"{f('accuracy'):>7} {f('ece'):>7}{flags}")
+    for g in report.groups:
+        auroc, (low, high) = g["metrics"]["auroc"], g["ci"]["auroc"]
+        shown = "-" if auroc is None else f"{auroc:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
+        print(f"group {g['group']:<22} {g['method']:<13} mean auroc {shown} over {len(g['tasks'])} task(s)")
     print(f"results: {report.model_dir / 'results.jsonl'}  (finished {len(report.finished)}, "
           f"already done {len(report.skipped)}, failed {len(report.failed)})")
     for stem, reason in report.failed.items():

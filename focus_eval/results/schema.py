@@ -321,6 +321,30 @@ def validate_result_dict(d: dict[str, Any]) -> None:
         raise ValueError("; ".join(problems))
 
 
+GROUP_KEYS = ("kind", "group", "model", "family", "domain", "untrained", "method", "adapter", "members", "tasks",
+              "excluded", "missing", "aggregation", "include_proxy", "metrics", "ci", "coverage", "ci_method",
+              "n_boot", "limited", "created")
+
+
+def validate_group_dict(d: dict[str, Any]) -> None:
+    """Raise ValueError listing every way ``d`` departs from the group-line contract."""
+    problems = _exact_keys(d, GROUP_KEYS, "group line")
+    if problems:
+        raise ValueError("; ".join(problems))
+    if d["kind"] != "group":
+        problems.append(f"kind: expected 'group', got {d['kind']!r}")
+    for key in ("members", "tasks", "missing"):
+        if not (isinstance(d[key], list) and all(isinstance(t, str) for t in d[key])):
+            problems.append(f"{key}: expected a list of task names")
+    problems += _exact_keys(d["metrics"], METRICS, "metrics") or [
+        f"metrics.{k}: bad value {v!r}" for k, v in d["metrics"].items() if not (v is None or _is_number(v))]
+    problems += _exact_keys(d["ci"], METRICS, "ci") or [
+        p for k, v in d["ci"].items() for p in _interval_problems(v, f"ci.{k}")]
+    problems += _non_finite(d, "group line")
+    if problems:
+        raise ValueError("; ".join(problems))
+
+
 def validate_sample_dict(d: dict[str, Any], prompt: bool | None = None) -> None:
     """Raise ValueError listing every way ``d`` departs from the sample-line contract; ``prompt`` None means
     "decide from the keys" (prompt rows carry ``parsed``)."""

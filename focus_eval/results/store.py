@@ -12,7 +12,8 @@ from focus_eval.errors import FocusError
 from focus_eval.files import atomic_write_text, locked
 from focus_eval.results.layout import META_SUFFIX, SAMPLES_DIR, OutputLayout  # noqa: F401  (re-exported names)
 from focus_eval.results.schema import (ResultLine, SampleLine, UnitMeta, clean_json, dumps, read_jsonl,
-                                       validate_result_dict, validate_sample_dict, write_jsonl)
+                                       validate_group_dict, validate_result_dict, validate_sample_dict,
+                                       write_jsonl)
 
 
 def layout_of(model_dir: Path | OutputLayout) -> OutputLayout:
@@ -129,8 +130,10 @@ def read_units(model_dir: Path | OutputLayout) -> list[tuple[Path, UnitMeta]]:
 
 
 def result_key(result: ResultLine | dict[str, Any]) -> tuple[str, str, str]:
+    """(task, method, adapter) of a task line; a group line's first part is ``group:<name>``."""
     d = result.to_dict() if isinstance(result, ResultLine) else result
-    return (d["task"], d["method"], d.get("adapter") or "")
+    first = f"group:{d['group']}" if d.get("kind") == "group" else d["task"]
+    return (first, d["method"], d.get("adapter") or "")
 
 
 def read_results(model_dir: Path | OutputLayout, *, skip_bad: bool = False,
@@ -150,7 +153,7 @@ def write_results(model_dir: Path | OutputLayout, results: Iterable[ResultLine |
     """Rewrite results.jsonl with ``results`` sorted by (task, method, adapter); every line is validated."""
     rows = [clean_json(r.to_dict() if isinstance(r, ResultLine) else r) for r in results]
     for row in rows:
-        validate_result_dict(row)
+        (validate_group_dict if row.get("kind") == "group" else validate_result_dict)(row)
     rows.sort(key=result_key)
     path = layout_of(model_dir).results
     write_jsonl(path, rows)
@@ -188,5 +191,6 @@ def remove_unit(model_dir: Path | OutputLayout, task: str, method: str) -> None:
         path.unlink(missing_ok=True)
     if layout.results.is_file():
         with locked(layout.results):
-            kept = [r for r in read_results(layout, skip_bad=True) if (r.get("task"), r.get("method")) != (task, method)]
+            kept = [r for r in read_results(layout, skip_bad=True)
+                    if (r.get("task"), r.get("method")) != (task, method) and r.get("kind") != "group"]
             write_results(layout, kept)

@@ -58,6 +58,7 @@ class RunReport:
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     results: list[dict] = field(default_factory=list)
+    groups: list[dict] = field(default_factory=list)
 
 
 def make_state(device: str | None):
@@ -101,7 +102,7 @@ class Runner:
         self.options = options
         self.state = make_state(options.device)
         self.preset = load_preset(options.model, dict(options.model_args))
-        index = TaskIndex(include_paths=[Path(p) for p in options.include_path])
+        self.index = index = TaskIndex(include_paths=[Path(p) for p in options.include_path])
         self.tasks = [index.get(n) for n in index.expand(options.tasks, include_proxy=options.include_proxy)]
         methods = options.methods or list(self.preset.methods)
         unknown = [m for m in methods if m not in self.preset.methods]
@@ -205,9 +206,30 @@ class Runner:
             self.timings[f"{load.name}:{cohort or 'default'}_s"] = time.perf_counter() - t0
         self.state.wait_for_everyone()
         if self.state.is_main_process:
+            self.write_group_lines()
             self.write_manifest()
             self.report.results = self.collect_results()
         return self.report
+
+    def write_group_lines(self) -> None:
+        """For every group named in --tasks, its macro-mean line per method (kind "group" in results.jsonl)."""
+        from focus_eval.group_scores import group_line
+        from focus_eval.results.store import upsert_line
+
+        spec = self.options.tasks if isinstance(self.options.tasks, str) else ",".join(self.options.tasks)
+        for name in dict.fromkeys(t.strip() for t in spec.split(",")):
+            group = self.index.groups.get(name)
+            if group is None:
+                continue
+            for method in self.methods:
+                try:
+                    line = group_line(self.layout, name, list(group.tasks), method, self.options.include_proxy)
+                except (ValueError, FocusError) as exc:
+                    self.warn(f"group {name} ({method}): no group line: {exc}")
+                    continue
+                if line is not None:
+                    upsert_line(self.layout, line)
+                    self.report.groups.append(line)
 
     def plan(self) -> list[tuple]:
         """Load each dataset once, judge every unit against its fingerprint, stop (before writing anything) when
