@@ -36,8 +36,15 @@ def test_tiny_models_build_fast_into_the_cache_and_are_reused(tmp_path):
 
 
 def test_tiny_builds_are_deterministic_and_rebuilt_when_absent(tmp_path):
+    import subprocess
+    import sys
+
     first = _digest(build_tiny("tiny-clip", tmp_path / "one"))
     assert _digest(build_tiny("tiny-clip", tmp_path / "two")) == first
+    # and in another interpreter, whose hash seed differs (a hash-ordered tokenizer trainer broke this)
+    code = f"from focus_eval.tiny import build_tiny; build_tiny('tiny-clip', {str(tmp_path / 'three')!r})"
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    assert _digest(tmp_path / "three") == first
     folder = ensure_tiny("tiny-clip")
     (folder / MARKER).unlink()
     assert _digest(ensure_tiny("tiny-clip")) == first and (folder / MARKER).is_file()

@@ -13,7 +13,7 @@ from pathlib import Path
 from focus_eval.tiny import TinyBuilder
 
 # Bump when a builder changes what it writes, so cached copies are rebuilt.
-BUILD_VERSION = 1
+BUILD_VERSION = 2
 SEED = 20240611
 
 CLIP_MEAN = [0.48145466, 0.4578275, 0.40821073]
@@ -31,20 +31,54 @@ CORPUS = [
 ]
 
 
-def train_bpe_vocab(vocab_size: int = 300, suffix: str = "</w>", special: list[str] | None = None):
-    """(vocab, merges) of a lowercase byte-level BPE trained on :data:`CORPUS` with the ``tokenizers`` library."""
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
+def byte_symbols() -> list[str]:
+    """The 256 printable stand-ins byte-level BPE tokenizers (GPT-2, CLIP) use for the bytes, in byte order."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("\u00a1"), ord("\u00ac") + 1),
+                 *range(ord("\u00ae"), ord("\u00ff") + 1)]
+    extra = iter(range(256, 512))
+    return [chr(b) if b in printable else chr(next(extra)) for b in range(256)]
 
-    tokenizer = Tokenizer(models.BPE(end_of_word_suffix=suffix))
-    tokenizer.normalizer = normalizers.Lowercase()
-    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
-        [pre_tokenizers.Whitespace(), pre_tokenizers.ByteLevel(add_prefix_space=False)])
-    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(special or []), end_of_word_suffix=suffix,
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
-    tokenizer.train_from_iterator(CORPUS * 4, trainer=trainer)
-    model = json.loads(tokenizer.to_str())["model"]
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
-    return model["vocab"], merges
+
+def train_bpe_vocab(merges_wanted: int = 80, suffix: str = "</w>", special: list[str] | None = None):
+    """(vocab, merges) of a lowercase byte-level BPE learned on :data:`CORPUS`: every byte symbol (plain and
+    word-final) plus ``merges_wanted`` merges, the most frequent pair first and ties broken by the pair itself,
+    so two builds always give the same tokenizer (a hash-ordered trainer does not)."""
+    import re
+    from collections import Counter
+
+    symbols = byte_symbols()
+    vocab = [*(special or []), *symbols, *(c + suffix for c in symbols)]
+    words: Counter = Counter()
+    for line in CORPUS:
+        for word in re.findall(r"[a-z]+|[0-9]|[^\sa-z0-9]+", line.lower()):
+            pieces = [symbols[b] for b in word.encode("utf-8")]
+            pieces[-1] += suffix
+            words[tuple(pieces)] += 1
+    merges = []
+    for _ in range(merges_wanted):
+        pairs: Counter = Counter()
+        for word, count in words.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        best = min(pairs, key=lambda pair: (-pairs[pair], pair))
+        merges.append(best)
+        vocab.append(best[0] + best[1])
+        words = Counter({_merge(word, best): count for word, count in words.items()})
+    return {token: i for i, token in enumerate(dict.fromkeys(vocab))}, merges
+
+
+def _merge(word: tuple, pair: tuple) -> tuple:
+    out, i = [], 0
+    while i < len(word):
+        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
+            out.append(word[i] + word[i + 1])
+            i += 2
+        else:
+            out.append(word[i])
+            i += 1
+    return tuple(out)
 
 
 def build_vit(folder: Path, seed: int | None = None) -> None:
