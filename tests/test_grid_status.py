@@ -76,6 +76,7 @@ def test_jobs_waiting_for_a_job_that_runs_again_run_again():
                          "eval/m@a/d": "waits for sft/m/a"}
     assert to_run([JobStatus(sft, "done"), JobStatus(evaluation, "done")]).jobs == []
     assert Plan(Settings("/r", "/a"), [sft, evaluation]).output_dir(evaluation) == Path("/r/m@a")
+    assert Plan(Settings("/r", "/a", limit=5), [other]).output_dir(other) == Path("/r/m/limit-5")  # as the runner
 
 
 def status_json(plan: Path, capsys) -> dict[str, dict]:

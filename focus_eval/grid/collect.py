@@ -73,7 +73,7 @@ def compare_adapters(plan: Plan, statuses: list[JobStatus], out=sys.stdout) -> l
                 by_model[job.model].append(folder)
     written = []
     for model, folders in by_model.items():
-        base = Path(plan.settings.output_path) / model
+        base = plan.model_dir(model)
         if not folders or not (base / "results.jsonl").is_file():
             print(f"focus-eval grid: no comparison for {model}: base or adapter results missing", file=out)
             continue

@@ -75,7 +75,9 @@ class GridJob:
 
     @property
     def model_dir_name(self) -> str:
-        return f"{self.model}@{self.adapter}" if self.adapter else self.model
+        from focus_eval.results.layout import model_dir_name
+
+        return model_dir_name(self.model, self.adapter)
 
 
 @dataclass
@@ -105,8 +107,14 @@ class Plan:
     def adapter_configurations(self) -> int:
         return sum(j.configurations for j in self.jobs if j.kind == "eval" and j.adapter)
 
+    def model_dir(self, model: str, adapter: str | None = None) -> Path:
+        """The folder the runner writes for ``model`` (with ``adapter``) under this plan's options."""
+        from focus_eval.results.layout import OutputLayout
+
+        return OutputLayout.for_model(self.settings.output_path, model, adapter, self.settings.limit).root
+
     def output_dir(self, job: GridJob) -> Path:
-        return Path(self.settings.output_path) / job.model_dir_name
+        return self.model_dir(job.model, job.adapter)
 
     def adapter_dir(self, job: GridJob) -> Path:
         return Path(self.settings.adapters_path) / job.model / str(job.adapter)
