@@ -110,6 +110,10 @@ class Runner:
             raise FocusError(f"model {self.preset.name!r} ({self.preset.family}) has no method {unknown}; "
                              f"its methods are {self.preset.methods}")
         self.methods = {m: METHODS.get(METHODS.check(m))() for m in methods}
+        wrong = [m for m, method in self.methods.items() if self.preset.family not in method.families]
+        if wrong:
+            raise FocusError(f"model {self.preset.name!r} is a {self.preset.family} model; method(s) {wrong} serve "
+                             f"{', '.join(sorted({f for m in wrong for f in self.methods[m].families}))} models")
         self.units = [Unit(t, m) for t in self.tasks for m in methods]
         self.adapter = None
         self.adapter_id = Path(options.adapter).name if options.adapter else None

@@ -63,6 +63,7 @@ class Method:
 
     name: ClassVar[str]
     kind: ClassVar[str]                            # EMBEDDING or PROMPT
+    families: ClassVar[tuple[str, ...]]            # preset families it can score (vm, vlm, mllm)
     splits: ClassVar[tuple[str, ...]] = ("test",)  # the splits whose images it needs
     hard_label: ClassVar[str]                      # how ``pred`` is decided, recorded in every results line
     prompt_fields: ClassVar[bool] = False          # whether its sample lines carry p_yes, p_no, text, ...
@@ -77,6 +78,7 @@ class EmbeddingMethod(Method):
     """A method over cached embeddings: per unit, ``predict`` turns the test vectors into scores and labels."""
 
     kind = EMBEDDING
+    families = ("vm", "vlm")
 
     def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray,
                 memo: dict) -> tuple[np.ndarray, np.ndarray, dict]:

@@ -58,6 +58,7 @@ class PromptMethod(Method):
 
     name = "prompt"
     kind = PROMPT
+    families = ("mllm",)
     hard_label = "pred = first standalone yes/no in the generated text"
     prompt_fields = True
 

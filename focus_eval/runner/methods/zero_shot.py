@@ -31,6 +31,7 @@ class ZeroShot(EmbeddingMethod):
     """``zero_shot``: the task's negative and positive prompt lists against the image embeddings."""
 
     name = "zero_shot"
+    families = ("vlm",)
     hard_label = "pred = argmax over the negative and positive prompts"
 
     def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray, memo: dict):
