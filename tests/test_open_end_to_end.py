@@ -76,9 +76,11 @@ def test_three_user_models_on_a_manifest_dataset_and_their_leaderboard(tmp_path,
                   ["--model", "plugin-stats"]):
         done = focus_eval(plugin_env, *model, *common)
         assert done.returncode == 0, done.stderr[-3000:]
-    lines = {m: read_jsonl(out / m / "results.jsonl") for m in ("hf_vision-vit-folder", "lab-vit", "plugin-stats")}
-    for rows in lines.values():
+    written = {m: read_jsonl(out / m / "results.jsonl") for m in ("hf_vision-vit-folder", "lab-vit", "plugin-stats")}
+    lines = {m: [r for r in rows if r.get("kind") != "group"] for m, rows in written.items()}
+    for model, rows in lines.items():
         assert sorted(r["task"] for r in rows) == ["dr_clinic", "glaucoma_clinic", "referable_dr_clinic"]
+        assert [(r["group"], r["model"]) for r in written[model] if r.get("kind") == "group"] == [("clinic", model)]
         assert all(r["n"] == 12 and r["metrics"]["auroc"] is not None for r in rows)
 
     site = tmp_path / "site"
