@@ -361,7 +361,10 @@ class Runner:
 
         load = self.dataset_load
         threshold = age_threshold(task_records(load, unit.task, "test"))
-        meta = self.meta(unit, threshold, {**extra, "split_policy": split_summary(load)})
+        from focus_eval.presets import model_provenance
+
+        notes = {**extra, "split_policy": split_summary(load), "provenance": model_provenance(self.preset, self.adapter)}
+        meta = self.meta(unit, threshold, notes)
         samples = sorted(samples, key=lambda s: s.image_id)
         if self.options.limit is not None:
             for s in samples:
