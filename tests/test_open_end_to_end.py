@@ -90,8 +90,7 @@ def test_three_user_models_on_a_manifest_dataset_and_their_leaderboard(tmp_path,
     assert all("dr_clinic" in page for page in pages.values())
     # a run over a group (the dataset's generated group) writes group lines; the overview shows them
     assert '<section id="groups">' in (site / "index.html").read_text()
-    # PROVENANCE: these assertions need the runner to record presets.model_provenance(preset, adapter) in each
-    # unit's meta extra (Runner.meta), so that every results line carries it as extra.provenance.
+    # every results line records where its model came from (extra.provenance)
     provenance = {m: rows[0]["extra"]["provenance"] for m, rows in lines.items()}
     assert provenance["hf_vision-vit-folder"]["local"] is True and provenance["lab-vit"]["local"] is True
     assert provenance["plugin-stats"]["adapter_package"] == f"{PLUGIN} 0.1.0"
