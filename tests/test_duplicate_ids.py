@@ -65,7 +65,8 @@ def test_a_second_file_of_the_same_image_with_another_label_is_an_error(desktop,
 
 def test_the_same_row_twice_is_an_error_naming_both_rows(desktop):
     line = add_label_row(desktop, lambda row: row)
-    with pytest.raises(DataError, match=rf"row {line}: image 'd0001_OD.jpg' is listed twice \(already listed on row 2\)"):
+    listed_twice = rf"row {line}: image 'd0001_OD.jpg' is listed twice \(already listed on row 2\)"
+    with pytest.raises(DataError, match=listed_twice):
         read_dataset("synth_desktop", desktop.parent)
 
 

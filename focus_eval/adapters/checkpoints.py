@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import importlib.util
+import pickle
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -46,7 +47,10 @@ def resolve_source(preset) -> tuple[str, str | None]:
 def resolve_weights(preset, file_name: str | None = None) -> Path:
     """The checkpoint file: ``--model-args weights=PATH``, a packaged file, or ``file_name`` in a local
     ``source`` folder or hub repository."""
-    file_name = file_name or preset.settings.get("weights_file")
+    return _not_empty(preset, _weights_path(preset, file_name or preset.settings.get("weights_file")))
+
+
+def _weights_path(preset, file_name: str | None) -> Path:
     if preset.weights:
         path = Path(str(preset.weights)).expanduser()
         if not path.is_file():
@@ -65,6 +69,13 @@ def resolve_weights(preset, file_name: str | None = None) -> Path:
         raise FocusError(f"preset {preset.name!r} needs {what}, which no model hub serves: download it from the "
                          f"publisher and pass --model-args weights=PATH")
     return hub_file(preset, source, file_name)
+
+
+def _not_empty(preset, path: Path) -> Path:
+    if path.stat().st_size == 0:
+        raise FocusError(f"preset {preset.name!r}: weights file {path} is empty (0 bytes), e.g. an interrupted "
+                         "download or copy; fetch it again")
+    return path
 
 
 def hub_file(preset, repo_id: str, file_name: str, revision: str | None = None) -> Path:
@@ -161,7 +172,10 @@ def read_checkpoint(path: Path, trust_pickle: bool = False) -> Any:
     if path.suffix == ".safetensors":
         from safetensors.torch import load_file
 
-        return load_file(str(path))
+        try:
+            return load_file(str(path))
+        except Exception as exc:  # the Rust reader raises its own error type for a damaged file
+            raise FocusError(f"{path}: not a readable safetensors file ({_first_line(exc)})") from None
     import argparse
 
     import numpy as np
@@ -171,15 +185,22 @@ def read_checkpoint(path: Path, trust_pickle: bool = False) -> Any:
     scalar = getattr(getattr(np, "_core", np), "multiarray", None)
     if scalar is not None and hasattr(scalar, "scalar"):
         allowed.append(scalar.scalar)
-    if trust_pickle:
-        return torch.load(str(path), map_location="cpu", weights_only=False)
     try:
+        if trust_pickle:
+            return torch.load(str(path), map_location="cpu", weights_only=False)
         with torch.serialization.safe_globals(allowed):
             return torch.load(str(path), map_location="cpu", weights_only=True)
-    except Exception as exc:
+    except pickle.UnpicklingError as exc:
         raise FocusError(f"{path}: the file pickles objects beyond tensors and plain values "
-                         f"({str(exc).splitlines()[0][:200]}). If you trust its source, pass "
+                         f"({_first_line(exc)}). If you trust its source, pass "
                          f"--model-args trust_pickle=true") from None
+    except (OSError, EOFError, RuntimeError, ValueError) as exc:  # truncated or not a torch checkpoint
+        raise FocusError(f"{path}: cannot be read as a torch checkpoint ({_first_line(exc)})") from None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
 
 
 def select_container(checkpoint: Any, keymap: KeyMap, where: str) -> dict:

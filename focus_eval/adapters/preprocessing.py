@@ -119,9 +119,23 @@ def transform_from_preset(preset) -> ImageTransform:
     resize_to = spec.get("resize_to")
     if resize_to is not None and spec["resize"] != "shorter_side_then_center_crop":
         raise FocusError(f"{where}: resize_to only applies to resize: shorter_side_then_center_crop")
-    return ImageTransform(size=int(spec["size"]), mean=mean, std=std, resize=spec["resize"],
-                          interpolation=interpolation, resize_to=int(resize_to) if resize_to else None,
-                          pad_anchor=anchor)
+    return ImageTransform(size=_pixels(spec["size"], where, "size"), mean=mean, std=std, resize=spec["resize"],
+                          interpolation=interpolation, resize_to=_pixels(resize_to, where, "resize_to") if resize_to
+                          else None, pad_anchor=anchor)
+
+
+def _pixels(value, where: str, key: str) -> int:
+    """A side length in pixels: a positive whole number (``448`` or ``"448"``)."""
+    number = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str) and value.strip().isdigit():
+        number = int(value)
+    if number is None or number < 1:
+        raise FocusError(f"{where}: '{key}' must be a positive whole number of pixels, got {value!r}")
+    return number
 
 
 def _triple(value, where: str, key: str) -> tuple[float, float, float]:
@@ -129,7 +143,10 @@ def _triple(value, where: str, key: str) -> tuple[float, float, float]:
         value = [value] * 3
     if not isinstance(value, (list, tuple)) or len(value) != 3:
         raise FocusError(f"{where}: '{key}' must be three numbers, got {value!r}")
-    return tuple(float(v) for v in value)
+    try:
+        return tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise FocusError(f"{where}: '{key}' must be three numbers, got {value!r}") from None
 
 
 def processor_view(processor) -> dict[str, Any]:

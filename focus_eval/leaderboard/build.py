@@ -2,30 +2,23 @@
 
 from __future__ import annotations
 
-import json
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from focus_eval.errors import DataError, FocusError
+from focus_eval.errors import DataError
 from focus_eval.leaderboard import charts, groups
 from focus_eval.leaderboard.calibration import read_calibration, samples_path
 from focus_eval.leaderboard.catalog import load_catalog
 from focus_eval.leaderboard.compare import read_compare_files
 from focus_eval.leaderboard.entries import Entry, read_entries, read_group_lines
 from focus_eval.leaderboard.inputs import SiteInputs, discover
+from focus_eval.leaderboard.output import copy_static, prepare_output, write_json, write_pages
 from focus_eval.leaderboard.pages import CalibrationView, Site, render_pages
 from focus_eval.leaderboard.privacy import metrics_only
 from focus_eval.leaderboard.render import environment
 from focus_eval.leaderboard.slugs import assign_slugs
 from focus_eval.resources import resource_dir
-from focus_eval.results.schema import clean_json
-
-# A file the builder leaves in its output folder, so that a rebuild may clear what an earlier build wrote.
-MARKER = ".focus-leaderboard"
-_OWNED_FOLDERS = ("tasks", "models", "data", "static")
-
 
 @dataclass
 class SiteReport:
@@ -75,9 +68,9 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
                            key=lambda g: (g.group, g.model, g.method, g.adapter or "")))
     pages = render_pages(environment(catalog), site)
     prepare_output(out_dir)
-    _write_pages(out_dir, pages)
+    write_pages(out_dir, pages)
     _write_data(out_dir, entries, compare.raw, redact=no_samples)
-    shutil.copytree(resource_dir("leaderboard") / "static", out_dir / "static")
+    copy_static(resource_dir("leaderboard") / "static", out_dir)
     read = [v.entry for v in calibrations.values() if v.calibration is not None]
     return SiteReport(out_dir=out_dir, inputs=inputs, pages=sorted(pages), n_lines=len(entries),
                       samples_files=[samples_path(e.sample_dir, e.line.task, e.line.method) for e in read],
@@ -131,38 +124,8 @@ def load_calibrations(entries: Iterable[Entry], read_samples: bool = True) -> di
     return views
 
 
-def prepare_output(out_dir: Path) -> None:
-    """Create ``out_dir``, or clear an earlier build there; refuse a non-empty folder the builder did not write."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise FocusError(f"{out_dir}: exists and is not a folder")
-    if out_dir.is_dir() and any(out_dir.iterdir()):
-        if not (out_dir / MARKER).is_file():
-            raise FocusError(f"{out_dir}: folder is not empty and was not written by 'focus-eval leaderboard'; "
-                             "choose a new or empty folder")
-        for name in _OWNED_FOLDERS:
-            shutil.rmtree(out_dir / name, ignore_errors=True)
-        for page in out_dir.glob("*.html"):
-            page.unlink()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / MARKER).write_text("written by focus-eval leaderboard; a rebuild replaces this folder's pages\n",
-                                  encoding="utf-8")
-
-
-def _write_pages(out_dir: Path, pages: dict[str, str]) -> None:
-    for name, html in pages.items():
-        path = out_dir / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(html, encoding="utf-8")
-
-
 def _write_data(out_dir: Path, entries: list[Entry], comparisons: list[dict], redact: bool = False) -> None:
-    data = out_dir / "data"
-    data.mkdir(parents=True, exist_ok=True)
     rows = [e.raw for e in entries]
-    _dump(data / "results.json", metrics_only(rows) if redact else rows)
+    write_json(out_dir, "data/results.json", metrics_only(rows) if redact else rows)
     if comparisons:
-        _dump(data / "compare.json", metrics_only(comparisons) if redact else comparisons)
-
-
-def _dump(path: Path, value: object) -> None:
-    path.write_text(json.dumps(clean_json(value), allow_nan=False, ensure_ascii=False) + "\n", encoding="utf-8")
+        write_json(out_dir, "data/compare.json", metrics_only(comparisons) if redact else comparisons)

@@ -70,11 +70,12 @@ def yaml_files(root: Path) -> list[Path]:
 def find_include(name: str, including: Path, roots: Sequence[Path]) -> Path:
     """An include is looked up next to the including file first (so ``../dr/_base_dr.yaml`` works), then at
     the top of each task folder (user folders before the shipped one), then by file name below each task
-    folder, so user tasks can include the shipped base files, which live in the target folders, by name."""
+    folder, so user tasks can include the shipped base files, which live in the target folders, by name.
+    Whatever it names must lie inside one of ``roots`` (the task search path) once links are followed."""
     candidates = [including.parent / name] + [root / name for root in roots]
     for candidate in candidates:
         if candidate.is_file():
-            return candidate.resolve()
+            return confined(candidate.resolve(), name, including, roots)
     bare = Path(name).name == name  # a plain file name, not a path
     for root in roots if bare else ():
         found = [p.resolve() for p in yaml_files(root) if p.name == name]
@@ -82,11 +83,21 @@ def find_include(name: str, including: Path, roots: Sequence[Path]) -> Path:
             raise FocusError(f"{including}: included file {name!r} is ambiguous: {', '.join(map(str, found))} "
                              f"(include it by its path relative to {including.parent})")
         if found:
-            return found[0]
+            return confined(found[0], name, including, roots)
     looked = ", ".join(str(c) for c in candidates)
     if bare and roots:
         looked += ", then below " + ", ".join(str(r) for r in roots)
     raise FocusError(f"{including}: included file {name!r} not found (looked in {looked})")
+
+
+def confined(found: Path, name: str, including: Path, roots: Sequence[Path]) -> Path:
+    """``found`` if it lies inside a task folder of ``roots``; else an error naming the including file (a task
+    file must not read files elsewhere, e.g. ``../../secret.yaml`` or an absolute path or a link out)."""
+    if any(root == found or root in found.parents for root in roots):
+        return found
+    raise FocusError(f"{including}: included file {name!r} resolves to {found}, outside the task search path "
+                     f"({', '.join(map(str, roots))}); includes must stay inside the shipped tasks folder and the "
+                     "--include-path folders")
 
 
 def _include_list(value: Any, path: Path) -> list[str]:
@@ -100,8 +111,11 @@ def _include_list(value: Any, path: Path) -> list[str]:
 
 
 def resolve(path: Path, roots: Sequence[Path] = (), _chain: tuple[Path, ...] = ()) -> dict[str, Any]:
-    """The task config of ``path`` with its includes applied in order, the file's own keys last."""
+    """The task config of ``path`` with its includes applied in order, the file's own keys last. Includes
+    resolve inside ``roots`` only; a task file named on its own (outside them) may include files of its folder."""
     path = path.resolve()
+    if not _chain and not any(root in path.parents for root in roots):
+        roots = (*roots, path.parent)
     if path in _chain:
         cycle = " -> ".join(str(p) for p in (*_chain, path))
         raise FocusError(f"{_chain[-1]}: include cycle: {cycle}")

@@ -28,19 +28,14 @@ DATASET_TITLES = {
 PROMPT_CONTEXT = ("task", "target", "dataset", "dataset_title", "age", "sex")
 
 
-def _environment():
-    from jinja2 import StrictUndefined
-    from jinja2.sandbox import SandboxedEnvironment
-
-    return SandboxedEnvironment(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
-
-
 def compile_prompt(text: str, path: Path):
-    """A sandboxed Jinja template; a syntax error names the task file."""
+    """A template of the bounded prompt sandbox; a syntax error (or a forbidden statement) names the task file."""
     from jinja2 import TemplateSyntaxError
 
+    from focus_eval.task.sandbox import PromptSandbox
+
     try:
-        return _environment().from_string(text)
+        return PromptSandbox().from_string(text)
     except TemplateSyntaxError as exc:
         raise FocusError(f"{path}: prompt is not a valid Jinja template (line {exc.lineno}): {exc.message}") from None
 
@@ -89,19 +84,27 @@ class Task:
         }
 
     def render_prompt(self, record: Any = None) -> str:
-        """The MLLM prompt for one record, rendered in the sandbox."""
-        from jinja2 import UndefinedError
+        """The MLLM prompt for one record, rendered in the bounded sandbox (``focus_eval.task.sandbox``)."""
+        from jinja2 import TemplateError, UndefinedError
         from jinja2.exceptions import SecurityError
+
+        from focus_eval.task.sandbox import RenderLimit
 
         if self._template is None:
             self._template = compile_prompt(self.prompt, self.path)
         try:
-            return self._template.render(**self.prompt_context(record))
+            return self._template.environment.render(self._template, self.prompt_context(record))
         except UndefinedError as exc:
             raise FocusError(f"{self.path}: prompt uses a name outside the prompt context ({exc.message}); "
                              f"allowed: {', '.join(PROMPT_CONTEXT)}") from None
         except SecurityError as exc:
             raise FocusError(f"{self.path}: prompt blocked by the sandbox: {exc}") from None
+        except RenderLimit as exc:
+            raise FocusError(f"{self.path}: prompt stopped: {exc}") from None
+        except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError, RecursionError,
+                MemoryError) as exc:
+            # the template's own mistake (e.g. 1/0 or a bad filter argument): the task file is to blame
+            raise FocusError(f"{self.path}: prompt cannot be rendered: {type(exc).__name__}: {exc}") from None
 
     def label(self, record: Any) -> int | None:
         return record.label(self.target)

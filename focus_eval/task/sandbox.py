@@ -1,0 +1,168 @@
+"""The prompt sandbox: Jinja's sandbox with no other templates to load and a bound on every render (its time,
+the prompt's length, and the size of every string, list and number a template builds), so that a hostile or
+mistaken template fails fast with a clear message instead of hanging or exhausting memory."""
+
+from __future__ import annotations
+
+import functools
+import re
+import threading
+import time
+from typing import Any, Callable
+
+from jinja2 import StrictUndefined, nodes
+from jinja2.exceptions import TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
+
+# An honest prompt renders in microseconds; a render still running after this is a runaway loop or recursion.
+RENDER_SECONDS = 1.0
+# The longest prompt, and the longest string or list (or the largest count or width) a template may build or pass.
+MAX_CHARS = 16_384
+# The largest integer a template may compute, in bits (about 77 decimal digits).
+MAX_INT_BITS = 256
+# Statements that reach other templates: a prompt is self-contained and the sandbox has no loader.
+FORBIDDEN = {nodes.Include: "{% include %}", nodes.Import: "{% import %}", nodes.FromImport: "{% from %}",
+             nodes.Extends: "{% extends %}"}
+_LOOP = "_focus_loop"  # the filter every {% for %} iterable passes through
+_CHECKED = "_focus_checked"  # the filter every ~ concatenation passes through
+_NUMBER = re.compile(r"\d+")
+
+
+class RenderLimit(Exception):
+    """A render passed one of the bounds; the message says which."""
+
+
+class PromptSandbox(SandboxedEnvironment):
+    """A SandboxedEnvironment whose templates count their loop steps and calls against a deadline and check
+    the size of what their operators, filters and calls produce."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def __init__(self) -> None:
+        super().__init__(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+        self._state = threading.local()
+        self.filters = {name: _bounded_filter(self, f) for name, f in self.filters.items()}
+        self.filters[_LOOP] = self._loop
+        self.filters[_CHECKED] = self.checked
+
+    # -- compile time: forbid other templates, route loops and concatenations through the checks --------------
+    def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
+        tree = super()._parse(source, name, filename)
+        for kind, statement in FORBIDDEN.items():
+            for node in tree.find_all(kind):
+                raise TemplateSyntaxError(f"{statement} is not allowed in a prompt (a prompt is one self-contained "
+                                          "template)", node.lineno, name, filename)
+        for loop in tree.find_all(nodes.For):
+            loop.iter = nodes.Filter(loop.iter, _LOOP, [], [], None, None, lineno=loop.lineno)
+        for parent in list(tree.find_all(nodes.Node)):
+            for field in parent.fields:
+                value = getattr(parent, field)
+                if isinstance(value, nodes.Concat):
+                    setattr(parent, field, nodes.Filter(value, _CHECKED, [], [], None, None, lineno=value.lineno))
+                elif isinstance(value, list):
+                    value[:] = [nodes.Filter(v, _CHECKED, [], [], None, None, lineno=v.lineno)
+                                if isinstance(v, nodes.Concat) else v for v in value]
+        tree.set_environment(self)
+        return tree
+
+    # -- render time -----------------------------------------------------------------------------------------
+    def tick(self) -> None:
+        deadline = getattr(self._state, "deadline", None)
+        if deadline is not None and time.monotonic() > deadline:
+            raise RenderLimit(f"rendering took longer than {RENDER_SECONDS:g} s (a loop or recursion far too large "
+                              "for a prompt)")
+
+    def checked(self, value: Any) -> Any:
+        """``value`` once the deadline and its size are checked."""
+        self.tick()
+        if isinstance(value, (str, list, tuple, dict, set, frozenset)) and len(value) > MAX_CHARS:
+            raise RenderLimit(f"a value of {len(value)} items or characters was built (at most {MAX_CHARS})")
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+            raise RenderLimit(f"a number above 2**{MAX_INT_BITS} was computed")
+        return value
+
+    def _loop(self, iterable: Any):
+        for item in iterable:
+            self.tick()
+            yield item
+
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja's own)
+        __self.tick()
+        _check_arguments([*args, *kwargs.values()])
+        return __self.checked(super().call(__context, __obj, *args, **kwargs))
+
+    def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
+        wrapped = super().wrap_str_format(value)
+        if wrapped is not None:  # ``value`` is a str's format or format_map method
+            _check_format(value.__self__)
+        return wrapped
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        self.tick()
+        if operator == "*":
+            _check_product(left, right)
+        elif operator == "**":
+            _check_power(left, right)
+        elif operator == "%" and isinstance(left, str):
+            _check_format(left)
+        return self.checked(super().call_binop(context, operator, left, right))
+
+    def render(self, template: Any, context: dict[str, Any]) -> str:
+        """``template`` rendered with ``context`` within the bounds (a RenderLimit names the bound passed)."""
+        self._state.deadline = time.monotonic() + RENDER_SECONDS
+        try:
+            parts, size = [], 0
+            for part in template.generate(**context):
+                size += len(part)
+                if size > MAX_CHARS:
+                    raise RenderLimit(f"the prompt grew past {MAX_CHARS} characters")
+                parts.append(part)
+            return "".join(parts)
+        finally:
+            self._state.deadline = None
+
+
+def _bounded_filter(env: PromptSandbox, function: Callable) -> Callable:
+    """``function`` (a Jinja filter) with its numeric arguments and its result checked."""
+    # a filter marked pass_context / pass_environment / pass_eval_context gets that object first
+    skip = 2 if getattr(function, "jinja_pass_arg", None) is not None else 1
+
+    @functools.wraps(function)
+    def bounded(*args: Any, **kwargs: Any) -> Any:
+        env.tick()
+        _check_arguments([*args[skip:], *kwargs.values()])
+        if function.__name__ == "do_format" and len(args) >= skip and isinstance(args[skip - 1], str):
+            _check_format(args[skip - 1])
+        return env.checked(function(*args, **kwargs))
+
+    return bounded
+
+
+def _check_arguments(values: list[Any]) -> None:
+    for value in values:
+        if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_CHARS:
+            raise RenderLimit(f"the number {value} was passed to a call or filter (at most {MAX_CHARS}: counts and "
+                              "widths beyond a prompt's length are refused)")
+
+
+def _check_format(text: str) -> None:
+    """A format string whose widths or precisions could exceed a prompt's length is refused."""
+    if any(int(number) > MAX_CHARS for number in _NUMBER.findall(text)):
+        raise RenderLimit(f"a format string with a width or precision above {MAX_CHARS}")
+
+
+def _check_product(left: Any, right: Any) -> None:
+    for sequence, count in ((left, right), (right, left)):
+        if isinstance(sequence, (str, list, tuple)) and isinstance(count, int):
+            if len(sequence) * count > MAX_CHARS:
+                raise RenderLimit(f"a repetition of {len(sequence)} x {count} items (at most {MAX_CHARS})")
+    if isinstance(left, int) and isinstance(right, int) and left.bit_length() + right.bit_length() > MAX_INT_BITS:
+        raise RenderLimit(f"a product above 2**{MAX_INT_BITS}")
+
+
+def _check_power(base: Any, exponent: Any) -> None:
+    if isinstance(base, int) and isinstance(exponent, int) and exponent > 0 and abs(base) > 1:
+        if base.bit_length() * exponent > MAX_INT_BITS:
+            raise RenderLimit(f"a power above 2**{MAX_INT_BITS}")
+    elif isinstance(exponent, (int, float)) and abs(exponent) > MAX_INT_BITS:
+        raise RenderLimit(f"an exponent above {MAX_INT_BITS}")
