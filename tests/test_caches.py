@@ -104,8 +104,9 @@ def test_prepare_rebuilds_copies_whose_source_changed(data, capsys):
     assert set(stamps[records[0].relpath]) == {"size", "mtime_ns", "edges", "copy_size"}
 
     Image.new("RGB", (80, 80), (10, 200, 10)).save(records[0].path)
-    again = prepare_records(records, data, DATASET, 32, workers=1, progress=False)
-    assert (again.written, again.stale, again.already_prepared) == (1, 1, len(records) - 1)
+    assert main(["datasets", "prepare", DATASET, "--data-root", str(data), "--size", "32", "--workers", "1"]) == 0
+    assert (f"{len(records)} images, 1 written (1 stale: source changed or copy damaged), {len(records) - 1} "
+            "already prepared" in capsys.readouterr().out)
     with Image.open(prepared_path(data, DATASET, 32, records[0])) as image:
         assert image.getpixel((16, 16))[1] > 150  # the new, green picture
 

@@ -46,9 +46,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                  description="Write a fundus-cropped SIZE x SIZE JPEG of every image to "
                                              "DATA_ROOT/.prepared/v<cache format>/NAME/SIZE/"
                                              "<path in the dataset folder>.jpg, "
-                                             "where evaluation runs look first. Files already prepared are "
-                                             "skipped; corrupt files are reported (and listed in corrupt.json) "
-                                             "and the run goes on.")
+                                             "where evaluation runs look first. Files already prepared from "
+                                             "the source as it is now are skipped, stale ones (source changed, "
+                                             "copy damaged) written again; corrupt files are reported (and "
+                                             "listed in corrupt.json) and the run goes on.")
     prepare.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     prepare.add_argument("--data-root", help=ROOT_HELP)
     prepare.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
@@ -225,8 +226,10 @@ def run_prepare(args: argparse.Namespace) -> int:
             print(f"{name}: error: {exc}", file=sys.stderr)
             status = 1
             continue
-        print(f"{name} {args.size}px: {report.total} images, {report.written} written, {report.already_prepared} "
-              f"already prepared, {len(report.corrupt)} corrupt -> {prepared_dir(root, name, args.size)}")
+        stale = f" ({report.stale} stale: source changed or copy damaged)" if report.stale else ""
+        print(f"{name} {args.size}px: {report.total} images, {report.written} written{stale}, "
+              f"{report.already_prepared} already prepared, {len(report.corrupt)} corrupt -> "
+              f"{prepared_dir(root, name, args.size)}")
         for relpath, reason in list(report.corrupt.items())[:10]:
             print(f"  corrupt: {relpath}: {reason}")
         if len(report.corrupt) > 10:
