@@ -23,6 +23,8 @@ DOMAINS = ("general", "ophthalmic", "medical")
 PRESET_FIELDS = frozenset({"name", "family", "domain", "adapter", "source", "revision", "dtype", "methods",
                            "preprocessing", "gated", "licence", "untrained", "settings", "description", "paper_name",
                            "trust_remote_code", "weights", "weights_sha256", "contamination"})
+# The dtypes a preset may ask for (the weights' compute precision on a GPU; CPUs compute in float32).
+DTYPES = ("bfloat16", "float16", "float32")
 MODELS_PATH_ENV = "FOCUS_MODELS_PATH"
 PRESET_SUFFIXES = (".yaml", ".yml")
 
@@ -224,6 +226,9 @@ def _validated(raw: dict[str, Any], path: Path | None, where: str) -> Preset:
         raise FocusError(f"{where}: domain must be one of {list(DOMAINS)}, got {raw.get('domain')!r}")
     if not raw.get("adapter"):
         raise FocusError(f"{where}: 'adapter' is required (e.g. hf_vision, or my_package.module:MyAdapter)")
+    dtype = raw.get("dtype", Preset.dtype)
+    if dtype not in DTYPES:
+        raise FocusError(f"{where}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     methods = raw.get("methods") or list(FAMILIES[family])
     bad = [m for m in methods if m not in FAMILIES[family]]
     if bad:
