@@ -95,7 +95,7 @@ def evaluate(model: str, tasks: str | list[str], **options: Any) -> list[dict[st
 
     ``options`` are the run options by name: ``data_root``, ``output_path``, ``model_args`` (dict or
     ``"k=v,..."``), ``models_path``, ``dataset_path``, ``methods``, ``batch_size``, ``device``, ``seed``,
-    ``limit``, ``resume``, ``probe_compat``, ``zs_scale``, ``adapter``, ``split_files``, ``n_boot``,
+    ``limit``, ``resume``, ``probe_compat``, ``probe_select``, ``zs_scale``, ``adapter``, ``split_files``, ``n_boot``,
     ``progress``, ... (see ``RunOptions``)."""
     report, _ = run(run_options(model, tasks, **options))
     if report.failed:

@@ -82,6 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "a file's size and time)")
     p.add_argument("--probe-compat", action="store_true",
                    help="reference linear probe: L2-normalised features, C = 1, no validation search")
+    p.add_argument("--probe-select", choices=("log_loss", "auroc"), default="log_loss",
+                   help="how the linear probe chooses C on the validation split: log-loss (default, a proper "
+                        "scoring rule) or AUROC")
     p.add_argument("--zs-scale", type=float, default=None,
                    help="fixed zero-shot logit scale (100 reproduces the reference); default: the model's own")
     p.add_argument("--adapter", default=None, help="folder of a peft LoRA adapter to load on the base model")
@@ -154,7 +157,8 @@ def run(args: argparse.Namespace) -> int:
         data_root=args.data_root or None, output_path=args.output_path,
         batch_size=args.batch_size, device=args.device, seed=args.seed, limit=args.limit, resume=args.resume,
         overwrite=args.overwrite, verify_images=args.verify_images,
-        num_workers=args.num_workers, probe_compat=args.probe_compat, zs_scale=args.zs_scale,
+        num_workers=args.num_workers, probe_compat=args.probe_compat,
+        probe_select=args.probe_select, zs_scale=args.zs_scale,
         adapter=args.adapter, trust_remote_code=args.trust_remote_code, cache_dir=args.cache_dir,
         split_files=_split_files(args.split_file),
         methods=[m.strip() for m in args.methods.split(",")] if args.methods else None,

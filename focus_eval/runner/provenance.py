@@ -22,6 +22,7 @@ EXPLAIN = {
     "limit": "--limit",
     "seed": "--seed",
     "probe_compat": "--probe-compat",
+    "probe_select": "--probe-select",
     "zs_scale": "--zs-scale",
     "n_boot": "--n-boot",
     "adapter": "--adapter",

@@ -39,6 +39,7 @@ class RunOptions:
     verify_images: bool = False
     num_workers: int | None = None
     probe_compat: bool = False
+    probe_select: str = "log_loss"  # how the linear probe chooses C on val: "log_loss" or "auroc"
     zs_scale: float | None = None
     adapter: str | None = None
     trust_remote_code: bool = False
@@ -49,6 +50,10 @@ class RunOptions:
     use_prepared: bool = True
     progress: bool = True
     argv: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        if self.probe_select not in ("log_loss", "auroc"):
+            raise FocusError(f"probe_select must be 'log_loss' or 'auroc', got {self.probe_select!r}")
 
 
 @dataclass
@@ -133,7 +138,8 @@ class Runner:
         o = self.options
         split_file = o.split_files.get(unit.task.dataset)
         return {"task_hash": unit.task.hash, "preset_hash": self.preset.hash, "method": unit.method,
-                "limit": o.limit, "seed": o.seed, "probe_compat": o.probe_compat, "zs_scale": o.zs_scale,
+                "limit": o.limit, "seed": o.seed, "probe_compat": o.probe_compat,
+                "probe_select": o.probe_select, "zs_scale": o.zs_scale,
                 "adapter": self.adapter_id, "n_boot": o.n_boot,
                 "split_file_sha256": split_file_digest(split_file) if split_file else None,
                 "use_prepared": o.use_prepared, **self.adapter_training(),
