@@ -5,7 +5,6 @@ output folders, all through the ordinary commands (score, compare, leaderboard).
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,10 +21,10 @@ class Collected:
     site: Path | None = None
 
 
-def _cli(argv: list[str], accept: tuple[int, ...] = (0,)) -> int:
-    from focus_eval.cli import main
+def _focus_eval(argv: list[str], accept: tuple[int, ...] = (0,)) -> int:
+    from focus_eval.grid.jobs import run_command
 
-    code = main(argv)
+    code = run_command(argv)
     if code not in accept:
         raise FocusError(f"'focus-eval {' '.join(argv)}' ended with status {code}")
     return code
@@ -58,11 +57,11 @@ def score_where_needed(plan: Plan, statuses: list[JobStatus]) -> list[Path]:
         if status.job.kind == "eval" and folder not in folders and needs_scoring(folder, status):
             folders.append(folder)
     for folder in folders:
-        _cli(["score", str(folder)], accept=(0, 1))  # 1: unfinished units were left out, as status says
+        _focus_eval(["score", str(folder)], accept=(0, 1))  # 1: unfinished units were left out, as status says
     return folders
 
 
-def compare_adapters(plan: Plan, statuses: list[JobStatus], out=sys.stdout) -> list[Path]:
+def compare_adapters(plan: Plan, statuses: list[JobStatus]) -> list[Path]:
     """``focus-eval compare`` per fine-tuned model: its base folder against every adapter folder with results."""
     by_model: dict[str, list[Path]] = {}
     for status in statuses:
@@ -75,16 +74,16 @@ def compare_adapters(plan: Plan, statuses: list[JobStatus], out=sys.stdout) -> l
     for model, folders in by_model.items():
         base = plan.model_dir(model)
         if not folders or not (base / "results.jsonl").is_file():
-            print(f"focus-eval grid: no comparison for {model}: base or adapter results missing", file=out)
+            print(f"focus-eval grid: no comparison for {model}: base or adapter results missing")
             continue
         target = base / "compare.jsonl"
-        _cli(["compare", "--base", str(base), "--ft", *map(str, folders), "-o", str(target),
+        _focus_eval(["compare", "--base", str(base), "--ft", *map(str, folders), "-o", str(target),
               "--n-boot", str(plan.settings.n_boot), "--seed", str(plan.settings.seed)])
         written.append(target)
     return written
 
 
-def collect(plan: Plan, site: str | Path, allow_incomplete: bool = False, out=sys.stdout) -> Collected:
+def collect(plan: Plan, site: str | Path, allow_incomplete: bool = False) -> Collected:
     statuses = plan_status(plan)
     report = Collected(unfinished=[s.job.id for s in statuses if s.state != DONE])
     if report.unfinished and not allow_incomplete:
@@ -92,7 +91,7 @@ def collect(plan: Plan, site: str | Path, allow_incomplete: bool = False, out=sy
         raise FocusError(f"{plan.path}: {len(report.unfinished)} job(s) are not done ({shown}); run "
                          "'focus-eval grid run' again, or pass --allow-incomplete to publish what is finished")
     report.scored = score_where_needed(plan, statuses)
-    report.compared = compare_adapters(plan, statuses, out)
+    report.compared = compare_adapters(plan, statuses)
     folders = []
     for status in statuses:
         folder = plan.output_dir(status.job)
@@ -101,6 +100,6 @@ def collect(plan: Plan, site: str | Path, allow_incomplete: bool = False, out=sy
     if not folders:
         raise FocusError(f"{plan.path}: no results yet under {plan.settings.output_path}")
     extra = [a for folder in plan.settings.include_path for a in ("--include-path", str(folder))]
-    _cli(["leaderboard", *map(str, folders), "-o", str(site), *extra])
+    _focus_eval(["leaderboard", *map(str, folders), "-o", str(site), *extra])
     report.site = Path(site)
     return report

@@ -93,7 +93,7 @@ class LocalExecutor:
         self.cluster = cluster
         self.logs = logs
 
-    def run(self, plan: Plan, selection: Selection, dry_run: bool = False, out=sys.stdout) -> Outcome:
+    def run(self, plan: Plan, selection: Selection, dry_run: bool = False) -> Outcome:
         from focus_eval.grid.jobs import GridTask, job_argv
 
         outcome = Outcome()
@@ -104,7 +104,7 @@ class LocalExecutor:
                 outcome.skipped[job.id] = f"waits for {', '.join(blocked)}, which did not finish"
                 continue
             if dry_run:
-                print(shlex.join(["focus-eval", *job_argv(plan.settings, job, replace)]), file=out)
+                print(shlex.join(["focus-eval", *job_argv(plan.settings, job, replace)]))
                 continue
             try:
                 GridTask(plan.settings, job, replace)()

@@ -1,5 +1,5 @@
-"""What one grid job runs: the ordinary ``focus-eval`` command line, in this process on one device or under
-``accelerate launch`` over every visible GPU; the callable is what the executors run (and requeue)."""
+"""What one grid job runs: the ordinary ``focus-eval`` command line in a child process (under ``accelerate
+launch`` over every visible GPU when there are several); the callable is what the executors run (and requeue)."""
 
 from __future__ import annotations
 
@@ -63,12 +63,20 @@ def visible_gpus(device: str | None) -> int:
     return torch.cuda.device_count() if torch.cuda.is_available() else 0
 
 
-def launch_argv(argv: list[str], gpus: int) -> list[str] | None:
-    """The ``accelerate launch`` command for several GPUs; None when one process does the job."""
+def command(argv: list[str], gpus: int = 0) -> list[str]:
+    """The process that runs ``focus-eval ARGV``: this interpreter, or ``accelerate launch`` over several GPUs.
+    A child process per job frees every model and GPU buffer when the job ends."""
     if gpus < 2:
-        return None
+        return [sys.executable, "-m", "focus_eval", *argv]
     return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", str(gpus),
             "-m", "focus_eval", *argv]
+
+
+def run_command(argv: list[str], gpus: int = 0) -> int:
+    """Run ``focus-eval ARGV`` in a child process (its output goes where ours goes) and return its status."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    return subprocess.run(command(argv, gpus), check=False).returncode
 
 
 class GridTask:
@@ -83,20 +91,10 @@ class GridTask:
     def __call__(self) -> float:
         argv = job_argv(self.settings, self.job, self.replace)
         gpus = visible_gpus(self.settings.device)
-        launch = launch_argv(argv, gpus)
-        shown = shlex.join(launch or ["focus-eval", *argv])
+        shown = shlex.join(["focus-eval", *argv])
         print(f"focus-eval grid: {self.job.id} on {socket.gethostname()} ({gpus} GPU): {shown}", flush=True)
         started = time.perf_counter()
-        if launch:
-            code = subprocess.run(launch, check=False).returncode
-        else:
-            from focus_eval.cli import main
-
-            saved, sys.argv = sys.argv, ["focus-eval", *argv]  # the run manifest records the job's command
-            try:
-                code = main(argv)
-            finally:
-                sys.argv = saved
+        code = run_command(argv, gpus)
         elapsed = time.perf_counter() - started
         if code != 0:
             raise FocusError(f"job {self.job.id}: '{shown}' ended with status {code} after {elapsed:.0f} s")

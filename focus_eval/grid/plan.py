@@ -4,6 +4,7 @@ read from a YAML plan file."""
 
 from __future__ import annotations
 
+import fnmatch
 import math
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timezone
@@ -122,11 +123,22 @@ class Plan:
 
 # --- building ------------------------------------------------------------------------------------------------
 def select_presets(spec: str | None) -> list:
-    """Presets for ``--models``: shell patterns, or by default the paper's models (every preset that is neither
-    untrained nor a demo-only baseline), vision encoders first, then dual encoders, then multimodal LLMs."""
-    from focus_eval.commands.models import select
+    """Presets for ``--models``: names or shell patterns, comma-separated; by default the paper's models (every
+    preset that is neither untrained nor a demo-only baseline). Vision encoders first, then dual encoders,
+    then multimodal LLMs."""
+    from focus_eval.presets import list_presets, load_preset, preset_files
 
-    presets = select(spec) if spec else [p for p in select(None) if not p.untrained and p.name not in DEMO_ONLY]
+    if spec:
+        names = list(preset_files())
+        wanted = {p.strip(): fnmatch.filter(names, p.strip()) for p in spec.split(",") if p.strip()}
+        unmatched = [p for p, found in wanted.items() if not found]
+        if unmatched:
+            from focus_eval.registry import suggest
+
+            raise FocusError(f"--models: no preset matches {unmatched[0]!r}{suggest(unmatched[0], names)}")
+        presets = [load_preset(n) for n in dict.fromkeys(n for found in wanted.values() for n in found)]
+    else:
+        presets = [p for p in list_presets() if not p.untrained and p.name not in DEMO_ONLY]
     return sorted(presets, key=lambda p: (FAMILY_ORDER[p.family], p.name))
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -50,7 +49,7 @@ def read_record(logs: Path) -> dict[str, dict]:
     return latest
 
 
-def wait_for(ids: list[str], poll_s: float = 5.0, out=sys.stdout) -> None:
+def wait_for(ids: list[str], poll_s: float = 5.0) -> None:
     """Block until none of ``ids`` is queued or running."""
     left = set(ids)
     shown = None
@@ -58,7 +57,7 @@ def wait_for(ids: list[str], poll_s: float = 5.0, out=sys.stdout) -> None:
         left &= active_ids()
         if len(left) != shown:
             shown = len(left)
-            print(f"focus-eval grid: {shown} job(s) queued or running", file=out, flush=True)
+            print(f"focus-eval grid: {shown} job(s) queued or running", flush=True)
         if left:
             time.sleep(poll_s)
 
@@ -100,7 +99,7 @@ class SlurmExecutor:
             groups.setdefault((job.kind, job.model_dir_name if job.kind == "eval" else job.model, deps), []).append(job)
         return [(self.parameters(group, list(key[2])), group) for key, group in groups.items()]
 
-    def run(self, plan: Plan, selection: Selection, dry_run: bool = False, out=sys.stdout) -> Outcome:
+    def run(self, plan: Plan, selection: Selection, dry_run: bool = False) -> Outcome:
         outcome = Outcome()
         record = read_record(self.logs)
         active = active_ids() if record else set()
@@ -118,18 +117,18 @@ class SlurmExecutor:
             if not ready:
                 raise FocusError(f"jobs wait for each other: {', '.join(sorted(waiting))}")
             for params, group in self.arrays(ready, slurm_ids):
-                ids = self.submit(plan, params, group, selection.replace, dry_run, out)
+                ids = self.submit(plan, params, group, selection.replace, dry_run)
                 slurm_ids.update(ids)
                 outcome.submitted.update(ids)
             pending = [j for j in pending if j not in ready]
         return outcome
 
-    def submit(self, plan: Plan, params: dict, group: list[GridJob], replace: set[str], dry_run: bool,
-               out) -> dict[str, str]:
+    def submit(self, plan: Plan, params: dict, group: list[GridJob], replace: set[str],
+               dry_run: bool) -> dict[str, str]:
         if dry_run:
-            print(f"array of {len(group)}: {json.dumps(params, sort_keys=True)}", file=out)
+            print(f"array of {len(group)}: {json.dumps(params, sort_keys=True)}")
             for job in group:
-                print(f"  {job.id}", file=out)
+                print(f"  {job.id}")
             return {job.id: f"dry-run-{job.id}" for job in group}
         import submitit
 
@@ -150,5 +149,5 @@ class SlurmExecutor:
                 fh.write(json.dumps({"job": job.id, "slurm_id": ids[job.id], "submitted": now,
                                      "log": str(handle.paths.stdout)}) + "\n")
         print(f"submitted {len(group)} job(s) as {handles[0].job_id.split('_')[0]}"
-              f"{' (array)' if len(group) > 1 else ''}: {', '.join(j.id for j in group)}", file=out)
+              f"{' (array)' if len(group) > 1 else ''}: {', '.join(j.id for j in group)}")
         return ids
