@@ -20,6 +20,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            # mkstemp makes the file private (0600); give it the mode a plainly written file gets (0666 less
+            # the umask), so that other readers (a web server, the users of a shared cache) can still read it
+            umask = os.umask(0)
+            os.umask(umask)
+            os.fchmod(handle.fileno(), 0o666 & ~umask)
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

@@ -158,3 +158,20 @@ def test_a_shard_of_another_width_or_shape_is_embedded_again(data, tmp_path, cap
     np.savez(shard.parent / "shard-r0-short.npz", keys=keys, vectors=vectors[:-1])
     assert_same(evaluate(data, tmp_path / "r3", cache), before)
     assert f"{len(keys)} keys but {len(keys) - 1} vectors" in capsys.readouterr().err
+
+
+def test_cache_files_get_the_mode_the_umask_allows(data, tmp_path):
+    """Atomic writes start from a private temporary file; the result must still be readable by others (a
+    shared cache), exactly as a plainly written file would be."""
+    import os
+
+    previous = os.umask(0o022)
+    try:
+        records = read_dataset(DATASET, data).records[:2]
+        prepare_records(records, data, DATASET, 32, workers=1, progress=False)
+        shard = EmbeddingCache(tmp_path / "cache", "key", DATASET).write(["a|1"], np.zeros((1, 4), np.float32))
+        written = [prepared_path(data, DATASET, 32, records[0]), prepared_dir(data, DATASET, 32) / SOURCES_FILE,
+                   shard]
+        assert {oct(path.stat().st_mode & 0o777) for path in written} == {"0o644"}
+    finally:
+        os.umask(previous)
