@@ -58,9 +58,11 @@ def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str,
 
 def run(args: argparse.Namespace) -> int:
     from focus_eval.data.manifests import register_manifests
+    from focus_eval.data.registry import optional_data_root
     from focus_eval.task import TaskIndex
 
-    register_manifests(args.data_root, args.dataset_path)
+    root = optional_data_root(args.data_root)  # absolute from here on, whatever the working folder
+    register_manifests(root, args.dataset_path)
     index = TaskIndex(args.include_path)
     names = index.expand(args.pattern, include_proxy=True) if args.pattern else index.names
     tasks = index.tasks(names)
@@ -68,10 +70,8 @@ def run(args: argparse.Namespace) -> int:
     rows = [[t.name, t.dataset, t.target, t.cohort or "-", "yes" if t.proxy else "no", str(t.version)]
             for t in tasks]
     notes: list[str] = []
-    if args.data_root:
-        from focus_eval.data.registry import data_root
-
-        counts, notes = count_test_split(tasks, data_root(args.data_root))
+    if root is not None:
+        counts, notes = count_test_split(tasks, root)
         header += ["test", "test_pos"]
         for row, task in zip(rows, tasks):
             row += list(counts[task.name])
