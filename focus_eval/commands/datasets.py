@@ -124,8 +124,31 @@ def _summary(load: DatasetLoad, read_count: int) -> dict:
     return {"label_file": meta.get("label_file"), "version": meta.get("version"), "cohort": meta.get("cohort"),
             "split_source": meta.get("split_source"), "seed": meta.get("seed"), "group_key": spec.group_key,
             "images": images, "positives": positives, "metadata_present": coverage,
+            "label_fields": label_field_counts(load.records),
             "skipped": {"count": len(load.skipped), "reasons": dict(reasons), "rows": [str(s) for s in load.skipped]},
             "warnings": list(load.warnings)}
+
+
+def label_field_counts(records) -> dict:
+    """Images per value of each multi-class label field the dataset annotates (laterality, dr_grade, abnormal),
+    per finding (annotated, present) and per condition; fields no image has are left out."""
+    out: dict = {}
+    for name in ("laterality", "dr_grade", "abnormal"):
+        counts = Counter(str(getattr(r, name)) for r in records if getattr(r, name) is not None)
+        if counts:
+            out[name] = dict(sorted(counts.items()))
+    findings: dict[str, dict[str, int]] = {}
+    for r in records:
+        for finding, flag in r.findings.items():
+            entry = findings.setdefault(finding, {"annotated": 0, "present": 0})
+            entry["annotated"] += 1
+            entry["present"] += int(flag == 1)
+    if findings:
+        out["findings"] = dict(sorted(findings.items()))
+    conditions = Counter(c for r in records if r.conditions is not None for c in r.conditions)
+    if conditions:
+        out["conditions"] = dict(sorted(conditions.items()))
+    return out
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -156,6 +179,12 @@ def _check_lines(report: dict, max_rows: int = 10) -> list[str]:
             f"{s} {c['positive']} positive of {c['labelled']}" for s, c in per_split.items()))
     lines.append("  metadata present: " + ", ".join(f"{k} {v}/{images['cohort']}"
                                                    for k, v in report["metadata_present"].items()))
+    for field, counts in report["label_fields"].items():
+        if field == "findings":
+            lines.append("  findings (present of annotated): " + ", ".join(
+                f"{k} {c['present']}/{c['annotated']}" for k, c in counts.items()))
+        else:
+            lines.append(f"  {field}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     skipped = report["skipped"]
     if skipped["count"]:
         reasons = ", ".join(f"{k} ({v})" for k, v in skipped["reasons"].items())

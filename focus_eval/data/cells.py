@@ -94,3 +94,17 @@ def referable_dr(grade: int | None, edema: int | None, *, needs_grade: bool = Fa
     if grade is None or edema is None:
         return None
     return 0
+
+
+def normal_and_conditions(flags: Mapping[str, int | None], conditions: Sequence[str]
+                          ) -> tuple[int | None, tuple[str, ...] | None]:
+    """(abnormal, conditions) from every finding flag a dataset annotates (1, 0 or None when empty): abnormal
+    when any flag is 1, normal (conditions ``("normal",)``) when every flag is 0, else undefined. The conditions
+    of an abnormal image are the names in ``conditions`` whose flag is 1; None when one of them is empty."""
+    values = list(flags.values())
+    abnormal = 1 if 1 in values else (None if None in values else 0)
+    if abnormal == 0:
+        return 0, ("normal",)
+    if abnormal is None or any(flags.get(name, 0) is None for name in conditions):
+        return abnormal, None
+    return 1, tuple(name for name in conditions if flags.get(name) == 1)

@@ -10,6 +10,10 @@ TARGETS = ("dr", "referable_dr", "glaucoma")
 SPLITS = ("train", "val", "test")
 SEXES = ("male", "female")
 QUALITIES = ("adequate", "inadequate")
+LATERALITIES = ("left", "right")
+NORMAL = "normal"  # the one condition of an image its dataset calls normal
+# Record fields a non-binary task may read its label from (``findings.<name>`` reads one finding flag).
+LABEL_FIELDS = ("laterality", "dr_grade", "abnormal", "conditions", "findings") + TARGETS
 
 
 @dataclass
@@ -18,6 +22,12 @@ class ImageRecord:
 
     Targets are 1, 0 or None (not defined / excluded for this image). ``path`` is absolute and always
     inside the dataset folder; ``relpath`` is the same file relative to that folder.
+
+    The fields FunBench-style tasks read (None: the dataset does not say): ``laterality`` ("left"/"right"),
+    ``dr_grade`` (ICDR 0-4), ``abnormal`` (1/0), ``findings`` (finding name -> 1/0, only the findings the
+    dataset annotates) and ``conditions`` (the conditions present, ``("normal",)`` for an image its dataset
+    calls normal, an empty tuple for an abnormal image none of whose listed conditions applies). The rule
+    per dataset is in docs/DATASETS.md.
     """
 
     dataset: str
@@ -33,11 +43,25 @@ class ImageRecord:
     sex: str | None = None
     quality: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    laterality: str | None = None
+    dr_grade: int | None = None
+    abnormal: int | None = None
+    findings: dict[str, int] = field(default_factory=dict)
+    conditions: tuple[str, ...] | None = None
 
     def label(self, target: str) -> int | None:
         if target not in TARGETS:
             raise KeyError(f"unknown target {target!r}; expected one of {', '.join(TARGETS)}")
         return getattr(self, target)
+
+    def value(self, name: str) -> Any:
+        """The value of a label field (``LABEL_FIELDS``, or ``findings.<name>`` for one finding flag)."""
+        if name.startswith("findings."):
+            return self.findings.get(name.split(".", 1)[1])
+        if name not in LABEL_FIELDS or name == "findings":
+            raise KeyError(f"unknown label field {name!r}; expected one of {', '.join(LABEL_FIELDS[:4])}, "
+                           f"findings.<name> or a target ({', '.join(TARGETS)})")
+        return getattr(self, name)
 
 
 @dataclass

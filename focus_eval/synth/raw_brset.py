@@ -60,6 +60,14 @@ ROWS = [
     (37, 20, "", 2, "no", 0, 0, 1, "Adequate"),
     (38, 20, "", 2, "no", 0, 0, 1, "Adequate"),
 ]
+# Finding columns set to 1 beyond macular_edema and increased_cup_disc (which follow the row): haemorrhages on
+# the eyes with moderate DR or worse, drusen and AMD in the older patients, and one eye per other finding.
+FINDINGS = {
+    **{n: ("hemorrhage",) for n in (11, 13, 14, 18, 19, 20, 33, 36)},
+    7: ("drusen",), 8: ("drusen",), 27: ("drusen", "amd"), 28: ("drusen",), 19: ("hemorrhage", "scar"),
+    3: ("nevus",), 9: ("nevus",), 24: ("vascular_occlusion",), 25: ("hypertensive_retinopathy",),
+    16: ("myopic_fundus",), 35: ("retinal_detachment",), 10: ("other",),
+}
 MISSING_IMAGES = {37}  # label row kept, image file absent (as for img04414-img04419 in v1.0.1)
 UPPER_CASE_EXTENSION = {5}
 HEADER = ["image_id", "patient_id", "camera", "patient_age", "comorbidities", "diabetes_time_y", "{insulin}",
@@ -111,6 +119,8 @@ def _cells(row: tuple, no: str, header: list[str]) -> list[str]:
         "diabetic_retinopathy": 1 if (icdr >= 1) != (number == 12) else 0,
         "macular_edema": edema, "increased_cup_disc": cup_disc, "quality": quality,
     }
+    for finding in FINDINGS.get(number, ()):
+        values["drusens" if finding == "drusen" and "drusens" in header else finding] = 1
     return [str(values.get(h, 0)) if h not in ("iluminaton", "Illuminaton", "illumination") else "1" for h in header]
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from focus_eval.data.cells import clean_id, dr_present, map_code, parse_age, parse_grade, referable_dr
+from focus_eval.data.cells import (clean_id, dr_present, map_code, normal_and_conditions, parse_age, parse_grade,
+                                   referable_dr)
 from focus_eval.data.checks import inconsistent_within_patient
 from focus_eval.data.files import find_files, relative_to, with_extension
 from focus_eval.data.matching import ImageMatcher, Listed, read_rows
@@ -37,6 +38,13 @@ LABEL_RULES = {
     "dr": "DR_ICDR >= 1",
     "referable_dr": "DR_ICDR >= 2 or macular_edema == 1",
     "glaucoma": "increased_cup_disc == 1 (a retinal specialist's cup/disc finding, not a glaucoma diagnosis)",
+    "laterality": "exam_eye 1 -> right, 2 -> left",
+    "dr_grade": "DR_ICDR",
+    "findings": "the 0/1 finding columns (drusens read as drusen); diabetic_retinopathy from DR_ICDR >= 1",
+    "abnormal": "any finding 1 -> 1; every finding 0 -> 0 (conditions: normal); an empty finding -> undefined",
+    "conditions": "the disease findings that are 1: " + ", ".join(
+        ("diabetic_retinopathy", "macular_edema", "amd", "vascular_occlusion", "hypertensive_retinopathy",
+         "retinal_detachment", "myopic_fundus", "increased_cup_disc")),
 }
 
 LABEL_FILES = ("labels.csv", "labels_brset.csv", "label_brset.csv")
@@ -61,6 +69,17 @@ EXTRA_COLUMNS = {
     "drusen": ("drusens", "drusen"),
     "diabetes_time": ("diabetes_time_y", "diabetes_time"),
 }
+# finding -> header names; the 0/1 columns read into ``findings`` (an absent column is simply not annotated)
+FINDING_COLUMNS = {
+    "macular_edema": ("macular_edema",), "scar": ("scar",), "nevus": ("nevus",), "amd": ("amd",),
+    "vascular_occlusion": ("vascular_occlusion",), "hypertensive_retinopathy": ("hypertensive_retinopathy",),
+    "drusen": ("drusens", "drusen"), "hemorrhage": ("hemorrhage",), "retinal_detachment": ("retinal_detachment",),
+    "myopic_fundus": ("myopic_fundus",), "increased_cup_disc": ("increased_cup_disc",), "other": ("other",),
+}
+# The findings that name a disease (the multi-condition label); the rest are lesions or signs.
+CONDITIONS = ("diabetic_retinopathy", "macular_edema", "amd", "vascular_occlusion", "hypertensive_retinopathy",
+              "retinal_detachment", "myopic_fundus", "increased_cup_disc")
+EYE_CODES = {"1": "right", "2": "left"}
 # Header spellings that identify a version when the folder name does not.
 VERSION_BY_HEADER = {"iluminaton": "1.0.0", "Illuminaton": "1.0.1", "illumination": "1.0.2"}
 SEX_CODES = {"1": "male", "2": "female"}
@@ -109,11 +128,12 @@ def read(folder: Path) -> DatasetLoad:
     headers, rows = read_csv_rows(label)
     columns = resolve_columns(headers, COLUMNS, label)
     extras = resolve_columns(headers, EXTRA_COLUMNS, label, optional=EXTRA_COLUMNS)
+    findings = resolve_columns(headers, FINDING_COLUMNS, label, optional=FINDING_COLUMNS)
     used = set(columns.values()) | set(extras.values())
     passthrough = [h for h in headers if h and h not in used]
     load = DatasetLoad(SPEC.name, folder, [], warnings=warnings)
     read_rows(load, ImageMatcher(folder, label, photos), rows,
-              lambda row: _listed(row, label, columns, extras, passthrough))
+              lambda row: _listed(row, label, columns, extras, passthrough, findings))
     load.warnings += _warnings(load.records)
     version, version_source = detect_version(label, headers)
     load.metadata.update({
@@ -123,14 +143,19 @@ def read(folder: Path) -> DatasetLoad:
     return load
 
 
-def _listed(row: dict, label: Path, columns: dict, extras: dict, passthrough: list[str]) -> Listed:
+def _listed(row: dict, label: Path, columns: dict, extras: dict, passthrough: list[str],
+            finding_columns: dict) -> Listed:
     n = row["__row__"]
     image_id = clean_id(row[columns["image_id"]], label, n, columns["image_id"])
     icdr = parse_grade(row[columns["icdr"]], range(5), label, n, columns["icdr"])
     edema = parse_grade(row[columns["edema"]], (0, 1), label, n, columns["edema"])
     cup_disc = parse_grade(row[columns["cup_disc"]], (0, 1), label, n, columns["cup_disc"])
+    findings = {name: parse_grade(row[header], (0, 1), label, n, header) for name, header in finding_columns.items()}
+    findings["diabetic_retinopathy"] = dr_present(icdr)
+    abnormal, conditions = normal_and_conditions(findings, CONDITIONS)
     extra = {concept: row[header] for concept, header in extras.items()}
     extra.update({header: row[header] for header in passthrough})
+    eye = row[extras["exam_eye"]] if "exam_eye" in extras else None
     extra.update(diabetes=map_code(row[columns["diabetes"]], DIABETES_CODES, label, n, columns["diabetes"]),
                  dr_icdr=icdr, macular_edema=edema, increased_cup_disc=cup_disc)
     return Listed(with_extension(image_id), image_id, n, dict(
@@ -141,7 +166,9 @@ def _listed(row: dict, label: Path, columns: dict, extras: dict, passthrough: li
         age=parse_age(row[columns["age"]], label, n, columns["age"]),
         sex=map_code(row[columns["sex"]], SEX_CODES, label, n, columns["sex"]),
         quality=map_code(row[columns["quality"]], QUALITY_CODES, label, n, columns["quality"]),
-        extra=extra))
+        extra=extra, dr_grade=icdr, abnormal=abnormal, conditions=conditions,
+        findings={k: v for k, v in findings.items() if v is not None},
+        laterality=map_code(eye, EYE_CODES, label, n, "exam_eye")))
 
 
 def _warnings(records: list[ImageRecord]) -> list[str]:

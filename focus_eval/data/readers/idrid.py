@@ -71,7 +71,7 @@ def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, loa
         grade = parse_grade(row[columns["grade"]], ICDR_GRADES, label_file, line, columns["grade"])
         edema = parse_grade(row[columns["edema"]], EDEMA_RISKS, label_file, line, columns["edema"])
         return Listed(name, f"{split}/{Path(name).stem}", line, dict(
-            split=split, dr=dr_present(grade), referable_dr=referable_dr(grade, edema),
+            split=split, dr=dr_present(grade), referable_dr=referable_dr(grade, edema), dr_grade=grade,
             extra={"retinopathy_grade": grade, "macular_edema_risk": edema}))
 
     read_rows(load, ImageMatcher(folder, label_file, image_dir), rows, listed)

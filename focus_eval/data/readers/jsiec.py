@@ -52,6 +52,16 @@ CLASS_FOLDERS = DR_POSITIVE_FOLDERS + EXCLUDED_FOLDERS + NEGATIVE_FOLDERS
 REFERABLE_DR_NEGATIVE_FOLDERS = ("0.3.DR1",) + NEGATIVE_FOLDERS
 
 _CANONICAL = {name.lower(): name for name in CLASS_FOLDERS}
+NORMAL_FOLDER = "0.0.Normal"
+LABEL_RULES = {
+    "abnormal": "0.0.Normal -> 0 (conditions: normal); every other class folder -> 1",
+    "conditions": "the class folder (one per image), e.g. 1.0.DR2; 0.0.Normal -> normal",
+}
+
+
+def condition_of(class_folder: str) -> str:
+    """The condition an image of ``class_folder`` shows: its folder name, or ``normal``."""
+    return "normal" if class_folder == NORMAL_FOLDER else class_folder
 
 
 def labels_for(class_folder: str) -> tuple[int | None, int | None]:
@@ -68,7 +78,7 @@ def read(folder: Path) -> DatasetLoad:
     load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=warnings, metadata={
         "image_folder": str(root), "label_file": None,
         "label_rule": "class folder; see DR_POSITIVE_FOLDERS, EXCLUDED_FOLDERS, NEGATIVE_FOLDERS in "
-                      "focus_eval.data.readers.jsiec"})
+                      "focus_eval.data.readers.jsiec", "label_rules": LABEL_RULES})
     for entry in sorted(root.iterdir()):
         if entry.is_file():
             if is_image_name(entry.name):
@@ -97,7 +107,8 @@ def _read_class(load: DatasetLoad, directory: Path, class_folder: str) -> None:
         elif is_image_name(entry.name):
             image_id = f"{directory.name}/{entry.name}"
             add_image(load, root, usable_file(root, entry, directory, None, image_id), image_id,
-                      dict(dr=dr, referable_dr=referable, extra={"class_folder": class_folder}))
+                      dict(dr=dr, referable_dr=referable, extra={"class_folder": class_folder},
+                           abnormal=int(class_folder != NORMAL_FOLDER), conditions=(condition_of(class_folder),)))
 
 
 def _root(folder: Path) -> tuple[Path, list[str]]:

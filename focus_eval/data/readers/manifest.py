@@ -137,6 +137,7 @@ def _listed(card: DatasetCard, columns: dict[str, str], row: Row) -> Listed:
     eye = coded("laterality")
     if eye is not None:
         extra["eye"] = eye
+        fields["laterality"] = {"OD": "right", "OS": "left"}.get(eye)
     patient = cell("patient_id")
     fields.update(patient_id=image_id if patient is None else clean_id(patient, file, line, columns["patient_id"]),
                   split=coded("split"), age=parse_age(cell("age"), file, line, columns.get("age", "age")),

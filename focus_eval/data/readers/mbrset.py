@@ -32,6 +32,8 @@ LABEL_RULES = {
     "dr": "final_icdr >= 1 (rows without final_icdr excluded)",
     "referable_dr": "final_icdr >= 2 or final_edema == yes (rows without final_icdr excluded; "
                     "final_icdr < 2 with no edema value excluded)",
+    "laterality": "the laterality column (right / left)",
+    "dr_grade": "final_icdr",
 }
 
 LABEL_FILES = ("labels_mbrset.csv", "dataframe_brsetmobile.csv")
@@ -43,10 +45,12 @@ COLUMNS = {
     "quality": ("final_quality",),
     "icdr": ("final_icdr",),
     "edema": ("final_edema",),
+    "laterality": ("laterality",),
 }
 SEX_CODES = {"1": "male", "0": "female"}
 QUALITY_CODES = {"yes": "adequate", "no": "inadequate"}
 EDEMA_CODES = {"yes": 1, "no": 0}
+LATERALITY_CODES = {"right": "right", "left": "left"}
 
 
 def locate(folder: Path) -> Path:
@@ -69,8 +73,9 @@ def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     label = locate(folder)
     headers, rows = read_csv_rows(label)
-    columns = resolve_columns(headers, COLUMNS, label)
-    passthrough = [h for h in headers if h and h not in set(columns.values())]
+    columns = resolve_columns(headers, COLUMNS, label, optional=("laterality",))
+    # the laterality column also stays in extra as written, as before it was read into ``laterality``
+    passthrough = [h for h in headers if h and h not in set(columns.values()) - {columns.get("laterality")}]
     base = safe_path(folder, label.parent, label, None)
     index, warnings = image_index(base)
     load = DatasetLoad(SPEC.name, folder, [], warnings=warnings)
@@ -109,4 +114,6 @@ def _listed(row: dict, label: Path, columns: dict, passthrough: list[str]) -> Li
         age=parse_age(row[columns["age"]], label, n, columns["age"]),
         sex=map_code(row[columns["sex"]], SEX_CODES, label, n, columns["sex"]),
         quality=map_code(row[columns["quality"]], QUALITY_CODES, label, n, columns["quality"]),
-        extra=extra))
+        extra=extra, dr_grade=icdr,
+        laterality=map_code(row[columns["laterality"]], LATERALITY_CODES, label, n, columns["laterality"])
+        if "laterality" in columns else None))

@@ -86,7 +86,7 @@ def _listed(labels: Path, row: dict, columns: dict, exams: dict[str, str]) -> Li
     dme = map_code(row[columns["dme"]], _BINARY, labels, line, columns["dme"])
     exam = exams.get(name.lower())
     return Listed(name, name, line, dict(
-        patient_id=exam or name, dr=dr_present(grade), referable_dr=referable_dr(grade, dme),
+        patient_id=exam or name, dr=dr_present(grade), referable_dr=referable_dr(grade, dme), dr_grade=grade,
         extra={"adjudicated_dr_grade": grade, "adjudicated_dme": dme, "exam": exam}))
 
 

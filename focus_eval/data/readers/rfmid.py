@@ -46,6 +46,14 @@ EXPECTED_PATHS = {
     "kaggle": "Training_Set/Training_Set/RFMiD_Training_Labels.csv",
 }
 COLUMNS = {"id": ("ID",), "dr": ("DR",), "referable_dr": (REFERABLE_DR_COLUMN,)}
+RISK_COLUMN = "Disease_Risk"
+# The 45 disease columns of RFMiD 1.0 after Disease_Risk (codes as the release writes them).
+DISEASE_COLUMNS = tuple("DR ARMD MH DN MYA BRVO TSLN ERM LS MS CSR ODC CRVO TV AH ODP ODE ST AION PT RT RS CRS EDN "
+                        "RPEC MHL RP CWS CB ODPM PRH MNF HR CRAO TD CME PTCR CF VH MCA VS BRAO PLQ HPED CL".split())
+LABEL_RULES = {
+    "abnormal": "Disease_Risk (1 -> 1, 0 -> 0; conditions of a 0 row: normal)",
+    "conditions": "the disease columns that are 1 (codes as in the release, e.g. DR, ARMD, MH)",
+}
 
 
 def read(folder: Path) -> DatasetLoad:
@@ -60,15 +68,30 @@ def read(folder: Path) -> DatasetLoad:
             raise DataError(f"no image folder {image_dir_names[0]!r} found next to the {split} label file",
                             file=str(label_file))
         label_files[split] = relative_to(folder, label_file)
-        read_split(load, folder, split, label_file, image_dir, columns=COLUMNS, extension=".png")
+        read_split(load, folder, split, label_file, image_dir, columns=COLUMNS, extension=".png",
+                   fields=lambda row, line, file=label_file: disease_fields(row, file, line))
     load.metadata.update({
         "layout": layout,
         "label_file": ", ".join(label_files.values()),
         "label_files": label_files,
         "referable_dr_column": REFERABLE_DR_COLUMN,
         "referable_dr_proxy": True,
+        "label_rules": LABEL_RULES,
     })
     return load
+
+
+def disease_fields(row: dict, label_file: Path, line: int) -> dict:
+    """abnormal and conditions of one RFMiD 1.0 row: Disease_Risk, and the disease columns that are 1."""
+    present = {k.lower(): k for k in row if k != "__row__"}  # headers matched in any case, as elsewhere
+    risk = parse_grade(row.get(present.get(RISK_COLUMN.lower(), "")), (0, 1), label_file, line, RISK_COLUMN)
+    flags = {code: parse_grade(row[present[code.lower()]], (0, 1), label_file, line, present[code.lower()])
+             for code in DISEASE_COLUMNS if code.lower() in present}
+    if risk is None or None in flags.values():
+        return {"abnormal": risk, "conditions": None}
+    if risk == 0:
+        return {"abnormal": 0, "conditions": ("normal",)}
+    return {"abnormal": 1, "conditions": tuple(code for code, flag in flags.items() if flag == 1)}
 
 
 def _detect_layout(folder: Path) -> tuple[str, list[str]]:
@@ -95,9 +118,11 @@ def source_columns(row: dict) -> dict:
 
 def read_split(load: DatasetLoad, folder: Path, split: str, label_file: Path, image_dir: Path, *,
                columns: dict, extension: str, encoding: str = "utf-8-sig",
-               extra: Callable[[dict], dict] = source_columns) -> str:
+               extra: Callable[[dict], dict] = source_columns,
+               fields: Callable[[dict, int], dict] | None = None) -> str:
     """One split of an RFMiD-style release (RFMiD 1.0 and 2.0): an ``id`` column naming ``<id><extension>``
-    and binary ``dr`` and ``referable_dr`` columns. Returns the referable-DR column the file uses."""
+    and binary ``dr`` and ``referable_dr`` columns; ``fields`` adds record fields from (row, row number).
+    Returns the referable-DR column the file uses."""
     headers, rows = read_csv_rows(label_file, encoding=encoding)
     found = resolve_columns(headers, columns, label_file)
 
@@ -106,8 +131,9 @@ def read_split(load: DatasetLoad, folder: Path, split: str, label_file: Path, im
         source_id = clean_id(row[found["id"]], label_file, line, found["id"])
         labels = {target: parse_grade(row[found[target]], (0, 1), label_file, line, found[target])
                   for target in ("dr", "referable_dr")}
+        more = fields(row, line) if fields else {}
         return Listed(with_extension(source_id, extension), f"{split}/{source_id}", line,
-                      dict(split=split, extra=extra(row), **labels))
+                      dict(split=split, extra=extra(row), **labels, **more))
 
     read_rows(load, ImageMatcher(folder, label_file, image_dir), rows, listed)
     return found["referable_dr"]

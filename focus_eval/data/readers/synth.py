@@ -9,6 +9,11 @@ Raw layout (one folder per dataset)::
 ``icdr`` is the ICDR grade 0-4, ``dme`` and ``glaucoma`` are 0/1, ``eye`` is OD/OS, ``sex`` male/female,
 ``quality`` adequate/inadequate, ``age`` in years. Targets: dr = icdr >= 1; referable_dr = icdr >= 2 or
 dme = 1; glaucoma = the clinical label. Two eyes per patient; no official split.
+
+Further fields: laterality (OD -> right, OS -> left), dr_grade = icdr, and, where labels.csv has the lesion
+count columns (version 2 and later: microaneurysms, haemorrhages, exudates, cotton_wool, the lesions the
+renderer drew), the findings microaneurysm, haemorrhage, hard_exudate and cotton_wool_spot (count >= 1);
+conditions: diabetic_retinopathy (icdr >= 1), macular_edema (dme), glaucoma, or normal when none applies.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from focus_eval.data.cells import clean_id, dr_present, map_code, parse_age, parse_grade, parse_number, referable_dr
+from focus_eval.data.cells import (clean_id, dr_present, map_code, normal_and_conditions, parse_age, parse_grade,
+                                   parse_number, referable_dr)
 from focus_eval.data.files import find_one
 from focus_eval.data.matching import ImageMatcher, Listed, read_rows
 from focus_eval.data.records import DatasetLoad
@@ -35,6 +41,10 @@ MANIFEST_FILE = "synth.json"
 LABELS_FILE = "labels.csv"
 IMAGES_DIR = "images"
 COLUMNS = ("image", "patient", "eye", "icdr", "dme", "cdr", "glaucoma", "age", "sex", "quality", "device")
+# lesion count column -> the finding it marks (optional columns: folders written before version 2 lack them)
+LESION_COLUMNS = {"microaneurysms": "microaneurysm", "haemorrhages": "haemorrhage", "exudates": "hard_exudate",
+                  "cotton_wool": "cotton_wool_spot"}
+CONDITIONS = ("diabetic_retinopathy", "macular_edema", "glaucoma")
 
 _BINARY = {"0": 0, "1": 1}
 _EYES = {"OD": "OD", "OS": "OS"}
@@ -62,7 +72,8 @@ def read(folder: Path) -> DatasetLoad:
     name = dataset_name(folder)
     labels = find_one(folder, [LABELS_FILE], "synthetic label file")
     headers, rows = read_csv_rows(labels)
-    columns = resolve_columns(headers, {c: (c,) for c in COLUMNS}, labels)
+    columns = resolve_columns(headers, {c: (c,) for c in (*COLUMNS, *LESION_COLUMNS)}, labels,
+                              optional=LESION_COLUMNS)
     load = DatasetLoad(name=name, root=folder, records=[],
                        metadata={"label_file": str(labels), "layout": "focus-eval synthetic"})
     # Empty image files are read as they always were here: decoding reports them, with their path.
@@ -80,15 +91,23 @@ def _listed(labels: Path, row: dict, columns: dict) -> Listed:
     image = clean_id(cell("image"), labels, line, "image")
     icdr = parse_grade(cell("icdr"), range(5), labels, line, "icdr")
     dme = map_code(cell("dme"), _BINARY, labels, line, "dme")
+    glaucoma = map_code(cell("glaucoma"), _BINARY, labels, line, "glaucoma")
+    eye = map_code(cell("eye"), _EYES, labels, line, "eye")
+    findings = {finding: int(parse_grade(cell(column), range(1000), labels, line, column) >= 1)
+                for column, finding in LESION_COLUMNS.items() if column in columns and cell(column) is not None}
+    abnormal, conditions = normal_and_conditions(
+        {"diabetic_retinopathy": dr_present(icdr), "macular_edema": dme, "glaucoma": glaucoma}, CONDITIONS)
     # the record's id drops the extension; a skipped row names the listed file
     return Listed(image, image, line, dict(
         image_id=Path(image).stem,
         patient_id=clean_id(cell("patient"), labels, line, "patient"),
         dr=dr_present(icdr),
         referable_dr=referable_dr(icdr, dme),
-        glaucoma=map_code(cell("glaucoma"), _BINARY, labels, line, "glaucoma"),
+        glaucoma=glaucoma,
         age=parse_age(cell("age"), labels, line, "age"),
         sex=map_code(cell("sex"), _SEXES, labels, line, "sex"),
         quality=map_code(cell("quality"), _QUALITIES, labels, line, "quality"),
-        extra={"eye": map_code(cell("eye"), _EYES, labels, line, "eye"), "icdr": icdr, "dme": dme,
-               "cdr": parse_number(cell("cdr"), labels, line, "cdr"), "device": cell("device")}))
+        extra={"eye": eye, "icdr": icdr, "dme": dme,
+               "cdr": parse_number(cell("cdr"), labels, line, "cdr"), "device": cell("device")},
+        laterality={"OD": "right", "OS": "left"}[eye] if eye else None, dr_grade=icdr, findings=findings,
+        abnormal=abnormal, conditions=conditions))
