@@ -31,7 +31,8 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--models", default=None,
                    help="presets or shell patterns, comma-separated (default: the paper's 22 models)")
     p.add_argument("--tasks", default=None,
-                   help="task names, groups, tags or patterns (default: the 19 clinical tasks, proxies included)")
+                   help="task names, groups, tags or patterns (default: the tasks of the dr, referable_dr and "
+                        "glaucoma groups, proxies included)")
     p.add_argument("--include-proxy", action="store_true", help="let --tasks groups and patterns reach proxies")
     p.add_argument("--finetune", action="store_true",
                    help="add the fine-tuning grid: a LoRA adapter per cell and multimodal LLM, then its evaluation")

@@ -19,6 +19,8 @@ PLAN_FORMAT = 1
 # The FOCUS paper's fine-tuning cells: (training dataset, target).
 PAPER_CELLS = (("brset", "dr"), ("brset", "referable_dr"), ("brset", "glaucoma"), ("mbrset", "dr"),
                ("mbrset", "referable_dr"))
+# The paper's targets: their groups list its clinical tasks.
+PAPER_TARGETS = "dr,referable_dr,glaucoma"
 # Offline baselines shipped for the demo, not models of the paper's grid.
 DEMO_ONLY = ("efficientnet-lite0",)
 # (dataset, target) pairs of the paper's grid that have no task here, with the reason: they are counted in the
@@ -143,12 +145,11 @@ def select_presets(spec: str | None) -> list:
 
 
 def select_tasks(index, spec: str | None, include_proxy: bool) -> list:
-    """Tasks for ``--tasks``; by default every task of the ten clinical datasets, proxy tasks included."""
-    from focus_eval.data.registry import REAL_DATASETS
-
+    """Tasks for ``--tasks``; by default the paper's grid: every task of the three target groups, proxy tasks
+    included."""
     if spec:
         return index.tasks(index.expand(spec, include_proxy=include_proxy))
-    return [t for t in index.tasks() if t.dataset in REAL_DATASETS]
+    return index.tasks(index.expand(PAPER_TARGETS, include_proxy=True))
 
 
 def parse_cells(text: str | None) -> list[tuple[str, str]]:
