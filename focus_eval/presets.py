@@ -230,7 +230,12 @@ def _validated(raw: dict[str, Any], path: Path | None, where: str) -> Preset:
     if dtype not in DTYPES:
         raise FocusError(f"{where}: dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     methods = raw.get("methods") or list(FAMILIES[family])
-    bad = [m for m in methods if m not in FAMILIES[family]]
+    if isinstance(methods, str):  # one method, e.g. from --model-args methods=zero_shot
+        methods = [methods]
+    # a shipped method on the wrong family is a preset error; other names are registered methods, which the
+    # runner checks against the method registry (each method says which families it serves)
+    shipped = {m for family_methods in FAMILIES.values() for m in family_methods}
+    bad = [m for m in methods if not isinstance(m, str) or (m in shipped and m not in FAMILIES[family])]
     if bad:
         raise FocusError(f"{where}: methods {bad} are not available for family {family!r}")
     raw["methods"] = list(methods)
