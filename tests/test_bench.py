@@ -28,7 +28,7 @@ def test_tiny_bench_runs_both_loops_for_every_workload(tmp_path):
     out = tmp_path / "bench.json"
     env = dict(os.environ, OMP_NUM_THREADS="2", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     proc = subprocess.run([sys.executable, "-m", "focus_eval.bench", "--tiny", "--json", str(out)],
-                          capture_output=True, text=True, env=env, timeout=300)
+                          capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     report = json.loads(out.read_text())
     assert report["tiny"] is True and report["device"] and report["date"]
@@ -38,11 +38,27 @@ def test_tiny_bench_runs_both_loops_for_every_workload(tmp_path):
         assert result["ratio"] == pytest.approx(result["ours_img_s"] / result["reference_img_s"], rel=0.01)
         assert result["reference"]["images"] > 0 and result["ours"]["images"] > 0
         assert name in proc.stdout
-    assert report["workloads"]["vit224"]["reference"]["settings"]["batch_size"] == 16
-    assert report["workloads"]["medgemma4b"]["reference"]["settings"]["max_new_tokens"] == 3
-    assert report["workloads"]["medgemma4b"]["reference_16_tokens"]["settings"]["max_new_tokens"] == 16
-    assert "three_tasks" in report["workloads"]["medgemma4b"]
-    assert "ours_without_draft" in report["workloads"]["vit2048"]
+        for loop in ("reference", "ours"):
+            # every loop is timed stage by stage, and the stages account for its wall time
+            stages = result[loop]["stages"]
+            assert set(stages["stages_s"]) == {"decode", "preprocess", "host_to_device", "model", "post_process"}
+            assert abs(stages["unaccounted_s"]) <= 0.1 * stages["wall_s"], (name, loop, stages)
+            assert stages["wall_s"] == pytest.approx(result[loop]["seconds"], abs=1e-3)
+            assert stages["bottleneck"] in stages["stages_s"]
+    workloads = report["workloads"]
+    assert workloads["vit224"]["reference"]["settings"]["batch_size"] == 16
+    assert workloads["vit224"]["image_size"] == [224, 224] and workloads["vit224"]["ours"]["settings"]["prepared"]
+    assert workloads["vit2048"]["image_size"] == [2048, 1536]
+    assert workloads["medgemma4b"]["reference"]["settings"]["max_new_tokens"] == 3
+    assert workloads["medgemma4b"]["reference_16_tokens"]["settings"]["max_new_tokens"] == 16
+    assert workloads["medgemma4b"]["ours_main_thread"]["settings"]["workers"] == 0
+    assert workloads["medgemma4b"]["ours_prepared"]["settings"]["inputs"] == "prepared copies"
+    assert workloads["medgemma_mid"]["image_tokens"] == 256 and workloads["medgemma_mid"]["prompt_tokens"] >= 330
+    for name in ("medgemma4b", "medgemma_mid"):
+        three = workloads[name]["three_tasks"]
+        assert three["sharing_gain"] == pytest.approx(
+            three["shared_tower_and_prefix"]["img_s"] / three["nothing_shared"]["img_s"], rel=0.01)
+    assert "ours_without_draft" in workloads["vit2048"]
 
 
 def test_bench_command_is_wired_into_the_cli():

@@ -20,6 +20,7 @@ from focus_eval.adapters import checkpoints
 from focus_eval.adapters.base import PresetAdapter
 from focus_eval.adapters.hub import advice
 from focus_eval.adapters.lora import load_lora
+from focus_eval.adapters.mllm_images import ImageBatch, ImageProcessing, collate
 from focus_eval.adapters.mllm_parse import NO_WORDS, YES_WORDS, parse_yes_no, single_token_variants
 from focus_eval.adapters.mllm_prefix import greedy_continue, plan_shared_prefix, run_shared_prefix
 from focus_eval.errors import FocusError
@@ -76,10 +77,14 @@ class MLLMScorer:
                 messages, add_generation_prompt=True, tokenize=False)
         return self._chat_texts[prompt]
 
-    def encode(self, images: Sequence, prompts: Sequence[str], with_pixels: bool = True) -> dict[str, Any]:
-        """Processor outputs for one batch of (image, prompt) rows, left-padded and placed on the device."""
+    def encode(self, images: Sequence | ImageBatch, prompts: Sequence[str], with_pixels: bool = True) -> dict[str, Any]:
+        """Processor outputs for one batch of (image, prompt) rows, left-padded and placed on the device.
+        ``images`` may come processed already (an ``ImageBatch`` from loader workers)."""
         if len(images) != len(prompts):
             raise FocusError(f"{len(images)} images but {len(prompts)} prompts")
+        if isinstance(images, ImageBatch):
+            pixels, rows = self.encode_shared(images, range(len(images)), prompts)
+            return {**pixels, **rows} if with_pixels else rows
         batch = self._process(images, prompts)
         if not with_pixels:
             batch = {k: v for k, v in batch.items() if not k.startswith("pixel_values")}
@@ -109,6 +114,25 @@ class MLLMScorer:
                 value = value.to(self.device, dtype=self.dtype if value.is_floating_point() else None)
             placed[key] = value
         return placed
+
+    def image_processing(self) -> ImageProcessing:
+        """The picklable image half of the processor, for DataLoader workers (see ``mllm_images``)."""
+        # rows are rebuilt from placeholder texts only where that reproduces the processor's own rows
+        return ImageProcessing(self.processor, self.chat_text(""), self.dtype,
+                               keep_images=self._row_layout() is None)
+
+    def process_images(self, images: Sequence | ImageBatch) -> ImageBatch:
+        """Images through the image half of the processor, here in this thread (as is, when already done)."""
+        if isinstance(images, ImageBatch):
+            return images
+        work = self.image_processing()
+        return collate([work(image) for image in images])
+
+    def place_images(self, batch: ImageBatch) -> ImageBatch:
+        """The batch on the model's device (asynchronously from pinned memory); a placed batch is kept."""
+        if all(v.device == self.device for v in batch.tensors.values()):
+            return batch
+        return batch.to(self.device, self.dtype)
 
     def _with_positions(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """Add the position ids that ``generate`` would use: counted from each row's first real token."""
@@ -209,7 +233,8 @@ class MLLMScorer:
             return None
         slots = [slot for slot, i in enumerate(with_prompts) for _ in prompts_per_image[i]]
         prompts = [p for i in with_prompts for p in prompts_per_image[i]]
-        image_batch, rows = self.encode_shared([images[i] for i in with_prompts], slots, prompts)
+        chosen = images.take(with_prompts) if isinstance(images, ImageBatch) else [images[i] for i in with_prompts]
+        image_batch, rows = self.encode_shared(chosen, slots, prompts)
         return _MultiBatch(rows, slots, image_batch, self._tower(image_batch), len(with_prompts),
                            [len(prompts) for prompts in prompts_per_image])
 
@@ -224,36 +249,35 @@ class MLLMScorer:
                                   getattr(self.processor, "image_token_id", None), type_key, self._pad_id,
                                   max_new_tokens)
 
-    def encode_shared(self, images: Sequence, slots: Sequence[int], prompts: Sequence[str]):
-        """(image batch, row inputs) for rows (images[slot], prompt), each image processed once.
+    def encode_shared(self, images: Sequence | ImageBatch, slots: Sequence[int], prompts: Sequence[str]):
+        """(image tensors, row inputs) for rows (images[slot], prompt), each image processed once.
 
-        The processor runs on the distinct images only; every row's text is expanded with the processor's own
-        replacement string for its image (same token count, same placeholder tokens) and tokenised. The row
-        inputs carry no pixels: the rows take their image features from the vision tower's output.
+        The processor's image half runs on the distinct images only (or ran in a loader worker); every row's
+        text is expanded with the processor's own replacement string for its image (same token count, same
+        placeholder tokens) and tokenised. The row inputs carry no pixels: the rows take their image features
+        from the vision tower's output.
         """
-        image_batch = self._process(images, [""] * len(images), return_text_replacement_offsets=True)
-        offsets = image_batch.pop("text_replacement_offsets", None)
-        image_batch = self._place(image_batch)
+        batch = self.place_images(self.process_images(images))
         layout = self._row_layout()
-        if not offsets or layout is None:
+        if layout is None or any(r is None for r in batch.replacements):
             # This processor cannot hand out its replacement strings: process each row's image again.
-            return image_batch, self.encode([images[s] for s in slots], prompts, with_pixels=False)
-        replacements = [entry[0]["replacement"] for entry in offsets]
+            return batch.tensors, self.encode([batch.images[s] for s in slots], prompts, with_pixels=False)
         texts, _ = self.processor.get_text_with_replacements([self.chat_text(p) for p in prompts],
-                                                             [replacements[s] for s in slots])
+                                                             [batch.replacements[s] for s in slots])
         text = self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False,
                               return_token_type_ids=False)
         rows: dict[str, Any] = {"input_ids": text["input_ids"], "attention_mask": text["attention_mask"]}
+        self._check_visual_tokens(rows)
         if layout:
             rows[layout] = torch.tensor(self.processor.create_mm_token_type_ids(text["input_ids"].tolist()))
         index = torch.tensor(list(slots))
-        for key, value in image_batch.items():
+        for key, value in batch.tensors.items():
             # per-image metadata (Qwen's image_grid_thw, LLaVA-NeXT's image_sizes) follows its rows
-            if key in rows or key.startswith("pixel_values") or not torch.is_tensor(value):
+            if key in rows or key.startswith("pixel_values"):
                 continue
-            if value.shape[0] == len(images):
+            if value.shape[0] == len(batch):
                 rows[key] = value.index_select(0, index.to(value.device))
-        return image_batch, self._place(rows)
+        return batch.tensors, self._place(rows)
 
     def _row_layout(self) -> str | None:
         """Which token-type key this processor emits ("" for none), learnt once from a real processor call and

@@ -11,25 +11,32 @@ from typing import Any, Callable
 
 @dataclass
 class Measurement:
-    """Images through one loop and the wall time they took, with the loop's settings."""
+    """Images through one loop and the wall time they took, with the loop's settings and, for loops timed
+    stage by stage, where the time went (``StageClock.report``)."""
 
     images: int
     seconds: float
     settings: dict[str, Any] = field(default_factory=dict)
+    stages: dict[str, Any] | None = None
 
     @property
     def img_s(self) -> float:
         return self.images / self.seconds if self.seconds > 0 else float("inf")
 
     def to_dict(self) -> dict[str, Any]:
-        return {"img_s": round(self.img_s, 3), **asdict(self)}
+        out = {"img_s": round(self.img_s, 3), **asdict(self)}
+        if self.stages is None:
+            out.pop("stages")
+        return out
 
 
 class Clock:
-    """Wall time that waits for queued GPU work before reading the clock."""
+    """Wall time that waits for queued GPU work before reading the clock; each loop runs ``repeat`` times and
+    the run of median time counts (a busy machine slows single runs at random)."""
 
-    def __init__(self, device):
+    def __init__(self, device, repeat: int = 1):
         self.device = device
+        self.repeat = max(1, int(repeat))
 
     def sync(self) -> None:
         import torch
@@ -38,11 +45,25 @@ class Clock:
             torch.cuda.synchronize(self.device)
 
     def measure(self, images: int, work: Callable[[], Any], **settings: Any) -> Measurement:
-        self.sync()
-        start = time.perf_counter()
-        work()
-        self.sync()
-        return Measurement(images, time.perf_counter() - start, settings)
+        return self.measure_stages(images, lambda stages: work(), **settings)
+
+    def measure_stages(self, images: int, work: Callable[[Any], Any], **settings: Any) -> Measurement:
+        """``work(stages)`` gets a fresh ``StageClock`` each run; the measurement keeps the median run, with the
+        report of where its time went (for loops that charge their time to stages)."""
+        from focus_eval.runner.stages import StageClock
+
+        runs = []
+        for _ in range(self.repeat):
+            stages = StageClock()
+            self.sync()
+            start = time.perf_counter()
+            work(stages)
+            self.sync()
+            runs.append((time.perf_counter() - start, stages))
+        seconds, stages = sorted(runs, key=lambda run: run[0])[len(runs) // 2]
+        report = stages.report(seconds) if stages.main else None
+        return Measurement(images, seconds, {**settings, "runs": self.repeat} if self.repeat > 1 else settings,
+                           report)
 
 
 @dataclass(frozen=True)
@@ -74,7 +95,7 @@ class Env:
         return str(self.dtype).replace("torch.", "")
 
 
-def environment(device_name: str | None, tiny: bool, workers: int | None) -> Env:
+def environment(device_name: str | None, tiny: bool, workers: int | None, repeat: int = 1) -> Env:
     import torch
 
     device = torch.device(device_name or ("cuda" if torch.cuda.is_available() else "cpu"))
@@ -83,10 +104,11 @@ def environment(device_name: str | None, tiny: bool, workers: int | None) -> Env
         label = torch.cuda.get_device_name(device)
     else:
         label = f"cpu ({torch.get_num_threads()} thread{'s' if torch.get_num_threads() > 1 else ''})"
-    default_workers = min(2 if tiny else 16, os.cpu_count() or 1)
-    return Env(device=device, label=label, clock=Clock(device),
+    from focus_eval.runner.images import default_workers
+
+    return Env(device=device, label=label, clock=Clock(device, repeat),
                dtype=torch.bfloat16 if device.type == "cuda" else torch.float32,
-               workers=default_workers if workers is None else workers, tiny=tiny)
+               workers=default_workers() if workers is None else workers, tiny=tiny)
 
 
 def count_params(model) -> int:
@@ -98,6 +120,14 @@ def compare(reference: Measurement, ours: Measurement) -> dict[str, Any]:
     return {"reference_img_s": round(reference.img_s, 3), "ours_img_s": round(ours.img_s, 3),
             "ratio": round(ours.img_s / reference.img_s, 3), "reference": reference.to_dict(),
             "ours": ours.to_dict()}
+
+
+def stage_line(stages: dict[str, Any], what: str) -> str:
+    """One printed line: each stage's share of the wall time, and the bottleneck."""
+    wall = stages["wall_s"] or 1.0
+    shares = " ".join(f"{name} {100 * seconds / wall:.0f}%" for name, seconds in stages["stages_s"].items())
+    rest = 100 * stages["unaccounted_s"] / wall
+    return f"{'':<13} {what}: {shares}, other {rest:.0f}% (bottleneck: {stages['bottleneck']})"
 
 
 def row(reference: float | str = "", ours: float | str = "", ratio: float | str = "", what: str = "",

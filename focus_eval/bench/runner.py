@@ -20,7 +20,7 @@ DESCRIPTION = ("Throughput benchmark: reference-style loops against focus-eval's
 
 
 def run_bench(workloads: list[str], tiny: bool = False, device: str | None = None, workers: int | None = None,
-              json_path: str | None = None, out=sys.stdout) -> dict[str, Any]:
+              json_path: str | None = None, out=sys.stdout, repeat: int = 1) -> dict[str, Any]:
     """Run the named workloads, print one line each (plus details), and return (and optionally write) the
     figures with the device name and date."""
     import torch
@@ -39,7 +39,8 @@ def run_bench(workloads: list[str], tiny: bool = False, device: str | None = Non
         # Tiny matrices gain nothing from threads, and spinning threads stall badly on a busy machine.
         torch.set_num_threads(1)
     try:
-        return _run([WORKLOADS[name] for name in workloads], environment(device, tiny, workers), json_path, out)
+        return _run([WORKLOADS[name] for name in workloads], environment(device, tiny, workers, repeat), json_path,
+                    out)
     finally:
         torch.set_num_threads(threads)
 
@@ -65,7 +66,7 @@ def _run(workloads: list[Workload], env: Env, json_path: str | None, out) -> dic
     report: dict[str, Any] = {
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "device": env.label,
         "torch": torch.__version__, "transformers": transformers.__version__, "tiny": env.tiny,
-        "workers": env.workers, "workloads": {}}
+        "workers": env.workers, "repeat": env.clock.repeat, "workloads": {}}
     print(f"focus-eval bench on {env.label}{' (tiny models)' if env.tiny else ''}, {report['date']}", file=out)
     print(row("reference img/s", "focus-eval img/s", "ratio", "what", name="workload"), file=out)
     with tempfile.TemporaryDirectory(prefix="focus-bench-") as tmp:
@@ -90,11 +91,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workloads", nargs="+", default=list(WORKLOADS), choices=list(WORKLOADS),
                         metavar="NAME", help=f"which workloads to run (default: all of {', '.join(WORKLOADS)})")
     parser.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
-    parser.add_argument("--workers", type=int, help="DataLoader worker processes for focus-eval's encoder loop")
+    parser.add_argument("--workers", type=int, help="DataLoader worker processes for focus-eval's loops "
+                                                    "(default: 2 with --tiny, else up to 16)")
+    parser.add_argument("--repeat", type=int, default=1, metavar="N",
+                        help="run every loop N times and keep the run of median time (for busy machines)")
 
 
 def run(args: argparse.Namespace) -> int:
-    run_bench(args.workloads, tiny=args.tiny, device=args.device, workers=args.workers, json_path=args.json)
+    run_bench(args.workloads, tiny=args.tiny, device=args.device, workers=args.workers, json_path=args.json,
+              repeat=args.repeat)
     return 0
 
 

@@ -40,6 +40,8 @@ class Workload:
 
 
 WITHOUT_DRAFT = Extra(encoder.without_draft, encoder.without_draft_lines)
+ENCODER_STAGES = Extra(lambda prepared, sizes, env, reference_run: {}, encoder.stage_lines)
+MAIN_THREAD = Extra(mllm.main_thread, mllm.main_thread_lines)
 LONGER_ANSWERS = Extra(mllm.longer_answers, mllm.longer_answers_lines)
 THREE_TASKS = Extra(mllm.three_tasks, mllm.three_tasks_lines)
 
@@ -47,22 +49,24 @@ _VIT = dict(setup=encoder.setup, reference=encoder.reference, ours=encoder.ours)
 _MEDGEMMA = dict(setup=mllm.setup, reference=mllm.reference, ours=mllm.ours)
 
 WORKLOADS: dict[str, Workload] = {w.name: w for w in (
-    Workload("vit224", "ViT-L/16 image embedding from 224-px JPEGs", **_VIT,
-             options={"image_size": (224, 224)},
-             full=Sizes(reference=512, ours=8192, batch=256, reference_batch=16),
+    Workload("vit224", "ViT-L/16 image embedding from 224-px prepared JPEGs", **_VIT,
+             options={"source": (1024, 768), "prepared": 224}, extras=(ENCODER_STAGES,),
+             full=Sizes(reference=512, ours=8192, batch=256, reference_batch=16, files=64),
              tiny=Sizes(reference=32, ours=128, batch=32, reference_batch=16)),
     Workload("vit2048", "ViT-L/16 image embedding from 2048x1536 JPEGs", **_VIT,
-             options={"image_size": (2048, 1536)}, extras=(WITHOUT_DRAFT,),
-             full=Sizes(reference=64, ours=512, batch=256, reference_batch=16),
+             options={"source": (2048, 1536)}, extras=(ENCODER_STAGES, WITHOUT_DRAFT),
+             full=Sizes(reference=64, ours=512, batch=256, reference_batch=16, files=16),
              tiny=Sizes(reference=4, ours=16, batch=32, reference_batch=16, files=2)),
     Workload("medgemma4b", "MedGemma-4B architecture, yes/no scoring", **_MEDGEMMA,
-             options={"text": mllm.GEMMA3_4B, "tiny_text": mllm.GEMMA3_4B_TINY},
-             extras=(LONGER_ANSWERS, THREE_TASKS),
-             full=Sizes(reference=24, ours=512, batch=64, reference_long=8, three_tasks=128),
-             tiny=Sizes(reference=4, ours=16, batch=8, reference_long=2, three_tasks=8)),
+             options=mllm.MEDGEMMA_4B, extras=(MAIN_THREAD, LONGER_ANSWERS, THREE_TASKS),
+             full=Sizes(reference=24, ours=512, batch=64, reference_long=8, three_tasks=128, files=16),
+             tiny=Sizes(reference=4, ours=32, batch=8, reference_long=2, three_tasks=8, files=4)),
     Workload("medgemma27b", "MedGemma-27B architecture, yes/no scoring", **_MEDGEMMA,
-             options={"text": mllm.GEMMA3_27B, "tiny_text": mllm.GEMMA3_27B_TINY},
-             extras=(LONGER_ANSWERS,),
-             full=Sizes(reference=12, ours=128, batch=16, reference_long=4),
-             tiny=Sizes(reference=4, ours=16, batch=8, reference_long=2)),
+             options=mllm.MEDGEMMA_27B, extras=(LONGER_ANSWERS,),
+             full=Sizes(reference=12, ours=128, batch=16, reference_long=4, files=16),
+             tiny=Sizes(reference=4, ours=16, batch=8, reference_long=2, files=4)),
+    Workload("medgemma_mid", "mid-size Gemma 3 (256 image tokens, 338-token rows), yes/no scoring", **_MEDGEMMA,
+             options=mllm.MEDGEMMA_MID, extras=(MAIN_THREAD, THREE_TASKS),
+             full=Sizes(reference=8, ours=64, batch=24, three_tasks=48, files=8),
+             tiny=Sizes(reference=2, ours=8, batch=6, three_tasks=6, files=2)),
 )}

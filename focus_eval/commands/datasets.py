@@ -45,15 +45,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     prepare = actions.add_parser("prepare", help="write fundus-cropped, resized copies of the images",
                                  description="Write a fundus-cropped SIZE x SIZE JPEG of every image to "
                                              "DATA_ROOT/.prepared/v<cache format>/NAME/SIZE/"
-                                             "<path in the dataset folder>.jpg, "
-                                             "where evaluation runs look first. Files already prepared from "
+                                             "<path in the dataset folder>.jpg, for each size asked for, "
+                                             "where evaluation runs and sft look first (every method: encoders "
+                                             "and multimodal LLMs). Files already prepared from "
                                              "the source as it is now are skipped, stale ones (source changed, "
                                              "copy damaged) written again; corrupt files are reported (and "
                                              "listed in corrupt.json) and the run goes on.")
     prepare.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     prepare.add_argument("--data-root", help=ROOT_HELP)
     prepare.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
-    prepare.add_argument("--size", type=_positive, required=True, help="side of the prepared square images, in pixels")
+    prepare.add_argument("--size", type=_positive, action="append", default=[],
+                         help="side of the prepared square images, in pixels (repeatable)")
+    prepare.add_argument("--for-models", metavar="PRESETS", action="append", default=[],
+                         help="comma-separated model presets (names or YAML files): prepare the size each decodes "
+                              "its images at (e.g. 896 for Gemma 3 models, 256 for a 224 crop of a 256 resize)")
     prepare.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all CPUs)")
 
 
@@ -243,24 +248,44 @@ def _write_csv(handle, rows: list[dict[str, str]]) -> None:
     writer.writerows(rows)
 
 
+def prepare_sizes(sizes: list[int], presets: list[str]) -> list[int]:
+    """The sizes asked for with --size and those the --for-models presets decode at, each once, in order."""
+    from focus_eval.presets import load_preset
+    from focus_eval.runner.images import decode_size
+
+    chosen = list(sizes)
+    for name in (n.strip() for spec in presets for n in spec.split(",") if n.strip()):
+        preset = load_preset(name, {})
+        size = decode_size(preset.preprocessing)
+        if size is None:
+            print(f"{preset.name}: the preset gives no image size; nothing to prepare for it", file=sys.stderr)
+            continue
+        chosen.append(size)
+    if not chosen:
+        raise FocusError("datasets prepare needs --size or --for-models")
+    return list(dict.fromkeys(chosen))
+
+
 def run_prepare(args: argparse.Namespace) -> int:
     from focus_eval.data.prepare import prepare_dataset, prepared_dir
 
+    sizes = prepare_sizes(args.size, args.for_models)
     root = registry.data_root(args.data_root)
     status = 0
     for name in selected_names(args.names, root):
-        try:
-            report = prepare_dataset(name, root, args.size, args.workers)
-        except FocusError as exc:
-            print(f"{name}: error: {exc}", file=sys.stderr)
-            status = 1
-            continue
-        stale = f" ({report.stale} stale: source changed or copy damaged)" if report.stale else ""
-        print(f"{name} {args.size}px: {report.total} images, {report.written} written{stale}, "
-              f"{report.already_prepared} already prepared, {len(report.corrupt)} corrupt -> "
-              f"{prepared_dir(root, name, args.size)}")
-        for relpath, reason in list(report.corrupt.items())[:10]:
-            print(f"  corrupt: {relpath}: {reason}")
-        if len(report.corrupt) > 10:
-            print(f"  ... and {len(report.corrupt) - 10} more (listed in corrupt.json)")
+        for size in sizes:
+            try:
+                report = prepare_dataset(name, root, size, args.workers)
+            except FocusError as exc:
+                print(f"{name}: error: {exc}", file=sys.stderr)
+                status = 1
+                break
+            stale = f" ({report.stale} stale: source changed or copy damaged)" if report.stale else ""
+            print(f"{name} {size}px: {report.total} images, {report.written} written{stale}, "
+                  f"{report.already_prepared} already prepared, {len(report.corrupt)} corrupt -> "
+                  f"{prepared_dir(root, name, size)}")
+            for relpath, reason in list(report.corrupt.items())[:10]:
+                print(f"  corrupt: {relpath}: {reason}")
+            if len(report.corrupt) > 10:
+                print(f"  ... and {len(report.corrupt) - 10} more (listed in corrupt.json)")
     return status

@@ -50,6 +50,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     run.add_argument("--keep-checkpoints", action="store_true", help="keep the last checkpoint after training")
     run.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     run.add_argument("--num-workers", type=int, default=None, help="image decoding worker processes")
+    run.add_argument("--no-prepared", dest="use_prepared", action="store_false",
+                     help="read raw image files even where a prepared cache exists")
     run.add_argument("--trust-remote-code", action="store_true", help="allow presets that declare remote code")
     run.add_argument("--no-progress", dest="progress", action="store_false")
 
@@ -69,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         save_steps=max(1, args.save_steps), eval_steps=args.eval_steps, log_steps=max(1, args.log_steps),
         max_val_images=args.max_val_images, gradient_checkpointing=args.gradient_checkpointing,
         resume=args.resume, keep_checkpoints=args.keep_checkpoints, device=args.device,
-        num_workers=args.num_workers, trust_remote_code=args.trust_remote_code, progress=args.progress,
+        num_workers=args.num_workers, use_prepared=args.use_prepared, trust_remote_code=args.trust_remote_code,
+        progress=args.progress,
         argv=["focus-eval", *sys.argv[1:]])
     trainer = Trainer(config)
     result = trainer.run()

@@ -68,10 +68,11 @@ def fundus_box(image: Image.Image) -> tuple[int, int, int, int]:
     width, height = image.size
     factor = max(width, height) // MASK_SIDE
     small = image.reduce(factor) if factor > 1 else image
-    lum = np.asarray(small.convert("L"), dtype=np.float32)
+    gray = small.convert("L")
+    lum = np.asarray(gray)
     fx, fy = width / lum.shape[1], height / lum.shape[0]
-    mask = lum > max(MASK_FLOOR, MASK_FRACTION * float(np.percentile(lum, 99)))
-    rows, cols = _longest_run(mask.sum(axis=1)), _longest_run(mask.sum(axis=0))
+    mask = lum > max(MASK_FLOOR, MASK_FRACTION * histogram_percentile(gray.histogram(), 99))
+    rows, cols = _longest_run(np.count_nonzero(mask, axis=1)), _longest_run(np.count_nonzero(mask, axis=0))
     if rows is None or cols is None:
         left, top, right, bottom = 0.0, 0.0, float(width), float(height)
     else:
@@ -82,6 +83,17 @@ def fundus_box(image: Image.Image) -> tuple[int, int, int, int]:
     x0, y0 = int(round(cx - side / 2)), int(round(cy - side / 2))
     side_px = max(1, int(round(side)))
     return (x0, y0, x0 + side_px, y0 + side_px)
+
+
+def histogram_percentile(histogram: list[int], q: float) -> float:
+    """``np.percentile(values, q)`` (linear interpolation) of 8-bit values given their 256-bin histogram: the
+    same order statistics without sorting the pixels (the sort was most of the crop's cost on small images)."""
+    counts = np.cumsum(histogram)
+    position = (counts[-1] - 1) * q / 100.0
+    below = int(np.floor(position))
+    low = int(np.searchsorted(counts, below, side="right"))
+    high = int(np.searchsorted(counts, min(below + 1, counts[-1] - 1), side="right"))
+    return float(low + (high - low) * (position - below))
 
 
 def _longest_run(counts: np.ndarray) -> tuple[int, int] | None:

@@ -24,26 +24,31 @@ ANSWERS = {1: "yes", 0: "no"}
 
 @dataclass(frozen=True)
 class Example:
-    """One training (or validation) image with its prompt and target answer."""
+    """One training (or validation) image with its prompt and target answer; ``crop`` is False for a prepared
+    copy, which is cropped already."""
 
     image_id: str
     patient_id: str
     path: str
     label: int
     prompt: str
+    crop: bool = True
 
     @property
     def answer(self) -> str:
         return ANSWERS[self.label]
 
 
-def task_examples(task, load, split: str) -> list[Example]:
-    """The records of ``split`` that define the task's target, in image-id order, with rendered prompts."""
-    from focus_eval.runner.images import source_path
+def task_examples(task, load, split: str, prepared_root=None, size: int | None = None, state=None) -> list[Example]:
+    """The records of ``split`` that define the task's target, in image-id order, with rendered prompts; each
+    image read from its prepared copy at ``size`` under ``prepared_root`` where a current one exists."""
+    from focus_eval.runner.images import image_sources
 
     records = sorted((r for r in task.records(load, split)), key=lambda r: r.image_id)
-    return [Example(image_id=r.image_id, patient_id=r.patient_id, path=str(source_path(r, None, None)),
-                    label=int(task.label(r)), prompt=task.render_prompt(r)) for r in records]
+    sources = image_sources(records, prepared_root, size, state)
+    return [Example(image_id=r.image_id, patient_id=r.patient_id, path=str(sources[r.image_id][0]),
+                    label=int(task.label(r)), prompt=task.render_prompt(r), crop=sources[r.image_id][1])
+            for r in records]
 
 
 def data_hash(examples: Sequence[Example]) -> str:
@@ -52,18 +57,15 @@ def data_hash(examples: Sequence[Example]) -> str:
     return text_sha256("".join(lines))
 
 
-def draft_size(preset) -> int | None:
-    """The decode size the prompt method uses for this preset (twice the processor's input size)."""
-    size = (preset.preprocessing or {}).get("size")
-    return int(size) * 2 if size else None
-
-
 class ExampleImages(torch.utils.data.Dataset):
-    """Decodes example images exactly as the prompt method does; a failing image is an error naming it."""
+    """Decodes example images exactly as the prompt method does (at the evaluation's decode size) and, given
+    the scorer's ``image_processing``, runs the processor's image half too, in the loader's workers; a failing
+    image is an error naming it."""
 
-    def __init__(self, examples: Sequence[Example], draft: int | None):
+    def __init__(self, examples: Sequence[Example], draft: int | None, processing=None):
         self.examples = list(examples)
         self.draft = draft
+        self.processing = processing
 
     def __len__(self) -> int:
         return len(self.examples)
@@ -73,14 +75,18 @@ class ExampleImages(torch.utils.data.Dataset):
 
         example = self.examples[index]
         try:
-            return index, load_image(example.path, self.draft)
+            image = load_image(example.path, self.draft, example.crop)
+            return index, (self.processing(image) if self.processing is not None else image)
         except Exception as exc:  # noqa: BLE001 - re-raised with the image named
             raise FocusError(f"image {example.image_id} ({example.path}) cannot be decoded: {exc}; fine-tuning "
                              f"needs every image of the split") from exc
 
 
 def collate_examples(batch):
-    return [i for i, _ in batch], [image for _, image in batch]
+    """(indices, images): decoded images, or an ``ImageBatch`` when the workers ran the processor's image half."""
+    from focus_eval.adapters.mllm_images import join_images
+
+    return [i for i, _ in batch], join_images([image for _, image in batch])
 
 
 class AnswerEncoder:

@@ -27,8 +27,8 @@ import numpy as np
 from focus_eval.adapters import lora
 from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
-from focus_eval.finetune.data import AnswerEncoder, ExampleImages, collate_examples, data_hash, draft_size, \
-    task_examples
+from focus_eval.finetune.data import AnswerEncoder, ExampleImages, collate_examples, data_hash, task_examples
+from focus_eval.runner.images import decode_size, default_workers
 
 DEFAULT_BATCH = (4, 4)  # per-device batch x gradient accumulation, when the preset says nothing
 LARGE_MODEL_BATCH = (1, 8)  # presets flagged large_model (27B class)
@@ -68,6 +68,7 @@ class SFTConfig:
     keep_checkpoints: bool = False
     device: str | None = None
     num_workers: int | None = None
+    use_prepared: bool = True
     trust_remote_code: bool = False
     progress: bool = True
     argv: list[str] = field(default_factory=list)
@@ -155,11 +156,14 @@ class Trainer:
             raise FocusError("no --data-root given (or FOCUS_DATA set); it holds one folder per dataset")
         cohort = c.cohort or self.task.cohort
         self.load = load_dataset(c.dataset, c.data_root, cohort=cohort, split_file=c.split_file)
-        self.train_examples = task_examples(self.task, self.load, "train")
+        # images are decoded at the size evaluation decodes them at, from the prepared copies where they exist
+        self.draft = decode_size(self.preset.preprocessing)
+        prepared = Path(c.data_root) if c.use_prepared else None
+        self.train_examples = task_examples(self.task, self.load, "train", prepared, self.draft, self.accelerator)
         if not self.train_examples:
             raise FocusError(f"task {self.task.name}: the train split of {c.dataset} has no image labelled for "
                              f"{c.target}")
-        val = task_examples(self.task, self.load, "val")
+        val = task_examples(self.task, self.load, "val", prepared, self.draft, self.accelerator)
         if c.max_val_images and len(val) > c.max_val_images:
             picks = np.linspace(0, len(val) - 1, c.max_val_images).round().astype(int)
             val = [val[i] for i in sorted(set(picks.tolist()))]
@@ -265,10 +269,14 @@ class Trainer:
         import torch
         from torch.utils.data import DataLoader
 
-        # An own generator: a loader draws its worker seed from it, and drawing from the global generator
-        # would shift the dropout masks of a resumed run.
-        return DataLoader(ExampleImages(examples, self.draft), batch_size=self.batch_size, sampler=indices,
-                          shuffle=False, num_workers=self.workers(), collate_fn=collate_examples,
+        # Workers decode and run the processor's image half; the batches arrive pinned on a GPU. An own
+        # generator: a loader draws its worker seed from it, and drawing from the global generator would shift
+        # the dropout masks of a resumed run.
+        split = getattr(self.scorer, "image_processing", None)
+        workers = self.workers()
+        return DataLoader(ExampleImages(examples, self.draft, split() if split else None), batch_size=self.batch_size,
+                          sampler=indices, shuffle=False, num_workers=workers, collate_fn=collate_examples,
+                          pin_memory=self.accelerator.device.type == "cuda", prefetch_factor=2 if workers else None,
                           generator=torch.Generator().manual_seed(self.config.seed))
 
     def validation_loss(self) -> float | None:
@@ -343,7 +351,6 @@ class Trainer:
             return SFTResult(self.output, int(info.get("steps", 0)), info.get("final_train_loss"),
                              info.get("val_loss_last"), already_trained=True)
         plan = self.plan()
-        self.draft = draft_size(self.preset)
         self.load_model()
         self.make_scheduler(plan["total_steps"])
         step, history = 0, {"val_first": None, "train_last": None, "val_last": None, "examples": 0}
@@ -429,8 +436,7 @@ class Trainer:
     def workers(self) -> int:
         if self.config.num_workers is not None:
             return self.config.num_workers
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        return max(0, min(8, cores // self.world - 1))
+        return default_workers(self.world, most=8)
 
     def finish(self, plan: dict[str, int], history: dict[str, Any], identity_hash: str) -> SFTResult:
         acc = self.accelerator

@@ -10,7 +10,8 @@ import torch
 from focus_eval.runner.batching import MemoryAdaptiveBatches
 from focus_eval.runner.embed_cache import EmbeddingCache, cache_key_for
 from focus_eval.runner.embed_loop import iter_embeddings
-from focus_eval.runner.images import DecodeAndTransform, ImageItem, source_path
+from focus_eval.runner.images import DecodeAndTransform, ImageItem, image_sources
+from focus_eval.runner.stages import StageClock
 
 SHARD_IMAGES = 1024  # write a cache shard at least this often, so an interrupted run loses little
 
@@ -24,32 +25,31 @@ def process_share(items: list, batch_size: int, rank: int, world: int) -> list:
 
 def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size: int, num_workers: int,
                   prepared_root: Path | None = None, progress=None, dtype: torch.dtype | None = None,
-                  batches: MemoryAdaptiveBatches | None = None):
+                  batches: MemoryAdaptiveBatches | None = None, stages: StageClock | None = None):
     """Return ({image_id: vector}, {image_id: error}) for ``records``, computing only what the cache lacks.
 
     Each process embeds an interleaved share of the missing images and writes its own shards; after a
-    barrier every process reads the complete cache.
+    barrier every process reads the complete cache. ``stages`` receives the time of each stage.
     """
     # decode (and look for a prepared copy) at the size the transform reads, e.g. 256 before a 224 crop
     size = getattr(adapter.transform, "source_size", None) or adapter.preset.preprocessing.get("size")
     size = int(size) if size else None
-    if prepared_root is not None and size and records and state.is_main_process:
-        from focus_eval.data.prepare import refresh_stale
-
-        # a prepared copy whose source changed (or that was damaged) is written again before anyone reads it
-        refresh_stale(records, prepared_root, records[0].dataset, size)
-    # every process must see the same cache state, or their work lists (and so their shares) would differ
-    state.wait_for_everyone()
-    paths = {r.image_id: source_path(r, prepared_root, size) for r in records}
-    keys = {image_id: cache_key_for(image_id, path) for image_id, path in paths.items()}
+    # a prepared copy whose source changed (or that was damaged) is written again before anyone reads it
+    sources = image_sources(records, prepared_root, size, state)
+    # a prepared copy is read as it is, without a second crop; its key says so, so that vectors of the same
+    # file read another way are never taken for it
+    keys = {image_id: cache_key_for(image_id, path) + ("" if crop else "|as-prepared")
+            for image_id, (path, crop) in sources.items()}
     width = getattr(adapter, "embed_dim", None) or None
     cached = cache.load(width)
     missing = sorted((r for r in records if keys[r.image_id] not in cached), key=lambda r: r.image_id)
     share = process_share(missing, batch_size, state.process_index, state.num_processes)
-    items = [ImageItem(i, r.image_id, str(paths[r.image_id]), size) for i, r in enumerate(share)]
+    items = [ImageItem(i, r.image_id, str(sources[r.image_id][0]), size, sources[r.image_id][1])
+             for i, r in enumerate(share)]
     bar = progress(total=len(items), desc=f"embed {records[0].dataset}") if progress and items else None
     errors = _embed_items(adapter, items, keys, cache, rank=state.process_index, batch_size=batch_size,
-                          num_workers=num_workers, dtype=dtype, batches=batches, bar=bar)
+                          num_workers=num_workers, dtype=dtype, batches=batches, bar=bar,
+                          stages=stages or StageClock())
     state.wait_for_everyone()
     errors = gather_errors(errors, state)
     cached = cache.load(width)
@@ -58,7 +58,8 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
 
 
 def _embed_items(adapter, items: list[ImageItem], keys: dict[str, str], cache: EmbeddingCache, *, rank: int,
-                 batch_size: int, num_workers: int, dtype, batches: MemoryAdaptiveBatches | None, bar) -> dict:
+                 batch_size: int, num_workers: int, dtype, batches: MemoryAdaptiveBatches | None, bar,
+                 stages: StageClock) -> dict:
     """Embed ``items`` into cache shards of this process; returns {image_id: decode error}."""
     errors: dict[str, str] = {}
     if not items:
@@ -79,16 +80,18 @@ def _embed_items(adapter, items: list[ImageItem], keys: dict[str, str], cache: E
 
     for indices, vectors in iter_embeddings(model_fn, DecodeAndTransform(adapter.transform), items,
                                             batch_size=batch_size, num_workers=num_workers,
-                                            device=adapter.device, dtype=dtype, on_error=failed):
-        pending_keys += [keys[items[i].image_id] for i in indices]
-        pending_vectors.append(vectors.numpy())
-        if bar:
-            bar.update(len(indices))
-        if len(pending_keys) >= shard_images():
+                                            device=adapter.device, dtype=dtype, on_error=failed, stages=stages):
+        with stages.stage("post_process"):
+            pending_keys += [keys[items[i].image_id] for i in indices]
+            pending_vectors.append(vectors.numpy())
+            if bar:
+                bar.update(len(indices))
+            if len(pending_keys) >= shard_images():
+                cache.write(pending_keys, np.concatenate(pending_vectors), rank=rank)
+                pending_keys, pending_vectors = [], []
+    with stages.stage("post_process"):
+        if pending_keys:
             cache.write(pending_keys, np.concatenate(pending_vectors), rank=rank)
-            pending_keys, pending_vectors = [], []
-    if pending_keys:
-        cache.write(pending_keys, np.concatenate(pending_vectors), rank=rank)
     if bar:
         bar.close()
     return errors

@@ -3,20 +3,39 @@ picklable decode-and-transform step that DataLoader workers run on them."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
-
+from typing import Any, Callable
 
 
 @dataclass(frozen=True)
 class ImageItem:
-    """One image to decode: its position in the work list, its file, and the size to draft-decode to."""
+    """One image to decode: its position in the work list, its file, the size to draft-decode to, and whether
+    the fundus crop is still to be done (a prepared copy is cropped already and is read as it is)."""
 
     index: int
     image_id: str
     path: str
     draft_size: int | None
+    crop: bool = True
+
+
+def default_workers(processes: int = 1, most: int = 16) -> int:
+    """Loader workers per process: the cores this process may use, shared among ``processes``, less one for
+    the process itself (which runs the model), at most ``most``."""
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(0, min(most, cores // max(1, processes) - 1))
+
+
+def decode_size(preprocessing: dict | None) -> int | None:
+    """The side a preset's images are decoded (and prepared) at: its input size, or the larger size a centre
+    crop is taken from (``resize_to``), so that no later step upsamples a pre-shrunk image."""
+    spec = preprocessing or {}
+    sides = [int(spec[key]) for key in ("size", "resize_to") if spec.get(key)]
+    return max(sides) if sides else None
 
 
 def source_path(record, prepared_root: Path | None, size: int | None) -> Path:
@@ -31,10 +50,27 @@ def source_path(record, prepared_root: Path | None, size: int | None) -> Path:
     return Path(record.path)
 
 
-def load_image(path: str, draft_size: int | None):
+def image_sources(records, prepared_root: Path | None, size: int | None, state=None) -> dict[str, tuple[Path, bool]]:
+    """``{image_id: (file to read, crop still to do)}``: the current prepared copy at ``size`` where there is one
+    (stale copies are rebuilt first, by the main process, while the others wait), else the raw file."""
+    if prepared_root is not None and size and records and (state is None or state.is_main_process):
+        from focus_eval.data.prepare import refresh_stale
+
+        refresh_stale(records, prepared_root, records[0].dataset, size)
+    if state is not None:
+        # every process must see the same cache state, or their work lists (and so their shares) would differ
+        state.wait_for_everyone()
+    sources = {}
+    for r in records:
+        path = source_path(r, prepared_root, size)
+        sources[r.image_id] = (path, path == Path(r.path))
+    return sources
+
+
+def load_image(path: str, draft_size: int | None, crop: bool = True):
     from focus_eval.data.images import open_fundus
 
-    return open_fundus(Path(path), size=draft_size)
+    return open_fundus(Path(path), size=draft_size, crop=crop)
 
 
 class DecodeAndTransform:
@@ -46,8 +82,14 @@ class DecodeAndTransform:
         self.transform = transform
 
     def __call__(self, item: ImageItem):
-        image = load_image(item.path, item.draft_size)
-        if self.transform is None:
-            return image
-        worker_half = getattr(self.transform, "pixels", None)
-        return worker_half(image) if worker_half is not None else self.transform(image)
+        return self.timed(item)[0]
+
+    def timed(self, item: ImageItem) -> tuple[Any, dict[str, float]]:
+        """The pixels and the seconds spent decoding (file, crop, resize) and preprocessing (the transform)."""
+        start = time.perf_counter()
+        image = load_image(item.path, item.draft_size, item.crop)
+        decoded = time.perf_counter()
+        if self.transform is not None:
+            worker_half = getattr(self.transform, "pixels", None)
+            image = worker_half(image) if worker_half is not None else self.transform(image)
+        return image, {"decode": decoded - start, "preprocess": time.perf_counter() - decoded}

@@ -6,24 +6,76 @@ files as they are produced, so an interrupted run continues from its last writte
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Callable, Sequence
 
 from torch.utils.data import DataLoader
 
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, dumps
-from focus_eval.runner.batching import join_lists
+from focus_eval.runner.batching import MemoryAdaptiveBatches, join_lists
 from focus_eval.runner.embed import process_share
-from focus_eval.runner.embed_loop import TransformDataset
-from focus_eval.runner.images import DecodeAndTransform, ImageItem, source_path
+from focus_eval.runner.embed_loop import TransformDataset, split_batch
+from focus_eval.runner.images import DecodeAndTransform, ImageItem, decode_size, image_sources
 from focus_eval.runner.methods.base import PROMPT, Method, RunContext
 from focus_eval.runner.records import sample_line
+from focus_eval.runner.stages import StageClock
 from focus_eval.runner.units import Unit
+
+# batches each loader worker prepares ahead of the model
+PREFETCH = 2
 
 
 def collate_images(batch):
-    good = [(i, img) for i, img, err in batch if err is None]
-    bad = [(i, err) for i, img, err in batch if err is not None]
-    return [i for i, _ in good], [img for _, img in good], bad
+    """A batch of worker items: (indices, decoded images or an ``ImageBatch`` of processed ones, failures,
+    seconds spent decoding and preprocessing)."""
+    from focus_eval.adapters.mllm_images import join_images
+
+    indices, images, bad, seconds = split_batch(batch)
+    return indices, join_images(images), bad, seconds
+
+
+def image_loader(adapter, items: Sequence[ImageItem], batch_size: int, num_workers: int) -> DataLoader:
+    """Batches of ``items`` decoded (draft decoding, fundus crop) and, where the adapter splits its processor
+    (``image_processing``), run through the processor's image half, all in worker processes; on a GPU the
+    batches arrive in pinned memory, so their copy to the device does not block."""
+    split = getattr(adapter, "image_processing", None)
+    workers = max(0, int(num_workers))
+    return DataLoader(TransformDataset(items, DecodeAndTransform(split() if split else None)),
+                      batch_size=max(1, int(batch_size)), shuffle=False, num_workers=workers,
+                      collate_fn=collate_images, pin_memory=str(adapter.device).startswith("cuda"),
+                      prefetch_factor=PREFETCH if workers else None)
+
+
+def answer_images(adapter, items: Sequence[ImageItem], prompts: Sequence[Sequence[str]],
+                  write: Callable[[int, list[dict] | None, str | None], None], *, batch_size: int,
+                  num_workers: int = 0, batches: MemoryAdaptiveBatches | None = None,
+                  stages: StageClock | None = None, progress=None) -> None:
+    """The multimodal hot loop, shared by the prompt method and the benchmark: ``prompts[i]`` asked of image
+    ``items[i]`` in one ``score_and_generate_multi`` call per batch; ``write(i, answers, None)`` for each
+    answered image (one answer per prompt), ``write(i, None, reason)`` for an image that cannot be read."""
+    stages = stages or StageClock()
+    batches = batches or MemoryAdaptiveBatches(enabled=False)
+    place = getattr(adapter, "place_images", None)
+    loader = image_loader(adapter, items, batch_size, num_workers)
+    for indices, images, bad, seconds in stages.loader(loader):
+        stages.add_worker(seconds, len(indices) + len(bad))
+        with stages.stage("post_process"):
+            for i, reason in bad:
+                write(i, None, reason)
+        if indices:
+            if place is not None and not isinstance(images, list):
+                with stages.stage("host_to_device"):
+                    images = place(images)
+            with stages.stage("model"):
+                answers = batches.run(lambda imgs, ps: adapter.score_and_generate_multi(
+                    imgs, ps, max_new_tokens=adapter.max_new_tokens), [images, [prompts[i] for i in indices]],
+                    join_lists)
+            with stages.stage("post_process"):
+                for i, image_answers in zip(indices, answers):
+                    write(i, image_answers, None)
+        if progress:
+            progress.update(len(indices) + len(bad))
 
 
 def read_parts(layout: OutputLayout, unit: Unit) -> dict[str, dict]:
@@ -51,6 +103,28 @@ def _clean_torn_tail(path) -> None:
 def write(handle, line: SampleLine) -> None:
     handle.write(dumps(line.to_dict(True)) + "\n")
     handle.flush()
+
+
+class PartWriter:
+    """Writes the answers for image ``i`` of a work list as one sample line per task to the tasks' part files."""
+
+    def __init__(self, handles: dict, todo: dict[str, list[Unit]], records: Sequence):
+        self.handles, self.todo, self.records = handles, todo, records
+
+    def __call__(self, i: int, answers: list[dict] | None, error: str | None) -> None:
+        from focus_eval.adapters.mllm_parse import parse_yes_no
+
+        r = self.records[i]
+        for n, u in enumerate(self.todo[r.image_id]):
+            label = r.label(u.task.target)
+            if answers is None:
+                write(self.handles[u.stem], sample_line(r, label, None, None, error=error))
+                continue
+            answer = answers[n]
+            pred = parse_yes_no(answer["text"])
+            write(self.handles[u.stem], sample_line(
+                r, label, answer["p_yes"], pred, p_yes=answer["p_yes"], p_no=answer["p_no"],
+                score_norm=answer["score_norm"], text=answer["text"], parsed=pred is not None))
 
 
 class PromptMethod(Method):
@@ -82,13 +156,18 @@ class PromptMethod(Method):
                     todo.setdefault(r.image_id, []).append(u)
                     by_id[r.image_id] = r
         share = process_share(sorted(todo), context.batch_size, state.process_index, state.num_processes)
+        options = context.options
+        prepared = Path(options.data_root) if options.use_prepared and options.data_root else None
+        # the prepared copy at the decode size wherever there is a current one (stale ones are rebuilt first)
+        sources = image_sources([by_id[i] for i in sorted(todo)], prepared,
+                                decode_size(context.preset.preprocessing), state)
         if share:
-            self.answer(context, adapter, units, share, todo, by_id)
+            self.answer(context, adapter, units, share, todo, by_id, sources)
         state.wait_for_everyone()
         if state.is_main_process:
             self.finish(context, units, records, adapter.max_new_tokens)
 
-    def answer(self, context: RunContext, adapter, units, share, todo, by_id) -> None:
+    def answer(self, context: RunContext, adapter, units, share, todo, by_id, sources) -> None:
         """Ask every pending (image, task) of this process's share, appending lines to its part files."""
         layout, rank = context.layout, context.state.process_index
         layout.parts_dir.mkdir(parents=True, exist_ok=True)
@@ -97,44 +176,21 @@ class PromptMethod(Method):
             path = layout.part(u.task.name, u.method, rank)
             _clean_torn_tail(path)
             handles[u.stem] = path.open("a", encoding="utf-8")
-        size = (context.preset.preprocessing or {}).get("size")
-        draft = int(size) if size else None  # JPEG draft decoding stops at or above this size, never below
-        items = [ImageItem(i, image_id, str(source_path(by_id[image_id], None, None)), draft)
+        size = decode_size(context.preset.preprocessing)  # JPEG draft decoding stops at or above it, never below
+        items = [ImageItem(i, image_id, str(sources[image_id][0]), size, sources[image_id][1])
                  for i, image_id in enumerate(share)]
-        loader = DataLoader(TransformDataset(items, DecodeAndTransform()), batch_size=context.batch_size,
-                            shuffle=False, num_workers=context.num_workers, collate_fn=collate_images)
+        records = [by_id[image_id] for image_id in share]
+        prompts = [[u.task.render_prompt(r) for u in todo[r.image_id]] for r in records]
         bar = context.progress(total=len(items), desc=f"prompt {context.load.name}") if context.progress else None
         try:
-            for indices, images, bad in loader:
-                for i, reason in bad:
-                    r = by_id[items[i].image_id]
-                    for u in todo[r.image_id]:
-                        write(handles[u.stem], sample_line(r, r.label(u.task.target), None, None, error=reason))
-                if images:
-                    rows = [by_id[items[i].image_id] for i in indices]
-                    self.answer_batch(context, adapter, images, rows, todo, handles)
-                if bar:
-                    bar.update(len(indices) + len(bad))
+            answer_images(adapter, items, prompts, PartWriter(handles, todo, records),
+                          batch_size=context.batch_size, num_workers=context.num_workers,
+                          batches=context.batches, progress=bar)
         finally:
             for h in handles.values():
                 h.close()
             if bar:
                 bar.close()
-
-    @staticmethod
-    def answer_batch(context: RunContext, adapter, images, rows, todo, handles) -> None:
-        from focus_eval.adapters.mllm import parse_yes_no
-
-        prompts = [[u.task.render_prompt(r) for u in todo[r.image_id]] for r in rows]
-        answers = context.batches.run(
-            lambda imgs, ps: adapter.score_and_generate_multi(imgs, ps, max_new_tokens=adapter.max_new_tokens),
-            [images, prompts], join_lists)
-        for r, unit_answers in zip(rows, answers):
-            for u, answer in zip(todo[r.image_id], unit_answers):
-                pred = parse_yes_no(answer["text"])
-                write(handles[u.stem], sample_line(
-                    r, r.label(u.task.target), answer["p_yes"], pred, p_yes=answer["p_yes"], p_no=answer["p_no"],
-                    score_norm=answer["score_norm"], text=answer["text"], parsed=pred is not None))
 
     @staticmethod
     def finish(context: RunContext, units, records, max_new_tokens: int) -> None:
