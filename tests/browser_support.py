@@ -35,8 +35,8 @@ def browser():
 class Visit:
     """A page with recorders for console errors, requests and dialogs."""
 
-    def __init__(self, browser, width=1280):
-        self.page = browser.new_page(viewport={"width": width, "height": 900})
+    def __init__(self, browser, width=1280, height=900):
+        self.page = browser.new_page(viewport={"width": width, "height": height})
         self.errors, self.requests, self.dialogs = [], [], []
         self.page.on("console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None)
         self.page.on("pageerror", lambda exc: self.errors.append(str(exc)))
@@ -51,6 +51,10 @@ class Visit:
         self.page.goto(path.resolve().as_uri())
         self.page.wait_for_load_state("load")
         return self.page
+
+    def close(self):
+        self.assert_clean()
+        self.page.close()
 
     def assert_clean(self):
         assert self.errors == []

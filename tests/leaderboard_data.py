@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import zlib
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -231,3 +232,180 @@ def grid(n_models: int, n_tasks: int, methods: tuple[str, ...]) -> tuple[tuple[M
     tasks = tuple(TaskSpec(f"{targets[j % 3]}_data{j:02d}", f"data{j // 3:02d}", targets[j % 3], n=300, n_pos=90)
                   for j in range(n_tasks))
     return models, tasks
+
+
+# ---------------------------------------------------------------- a results set with known values
+# Every number the paper's views show can be worked out by hand from these tables (see test_leaderboard_views.py).
+
+KNOWN_TASKS = (("dr_alpha", "alpha", "dr"), ("glaucoma_alpha", "alpha", "glaucoma"), ("dr_beta", "beta", "dr"))
+# model -> (family, domain, method, untrained, AUROC per task, ECE per task), in KNOWN_TASKS order
+KNOWN_MODELS = {
+    "gen-vit": ("vm", "general", "linear_probe", False, (0.80, 0.70, 0.90), (0.10, 0.12, 0.08)),
+    "eye-vit": ("vm", "ophthalmic", "linear_probe", False, (0.85, 0.75, 0.95), (0.06, 0.07, 0.05)),
+    "eye-clip": ("vlm", "ophthalmic", "zero_shot", False, (0.84, 0.70, 0.86), (0.20, 0.22, 0.18)),
+    "med-clip": ("vlm", "medical", "zero_shot", False, (0.60, 0.65, 0.70), (0.25, 0.30, 0.35)),
+    "rand-vit": ("vm", "general", "linear_probe", True, (0.50, 0.52, 0.48), (0.40, 0.41, 0.42)),
+}
+KNOWN_HALF_WIDTH = 0.05  # every AUROC interval is the value +- this
+SEED1_AUROC = (0.81, 0.71, 0.91)  # gen-vit again with --seed 1, from another output folder
+LIMITED_AUROC = 0.99  # eye-vit with --limit 5: better than everything, but a limited run
+MANIFEST = {"version": "0.1.0", "commit": "abc1234def5678901234", "source": "example-org/gen-vit",
+            "revision": "0123abcd", "licence": "CC BY 4.0", "started": "2026-05-07T11:00:00+00:00",
+            "finished": "2026-05-07T13:00:00+00:00"}
+
+
+def known_samples(perfect_male: bool = True) -> list[dict]:
+    """40 test rows: 20 male with scores that rank perfectly (positives 0.9, negatives 0.1) and 20 female all
+    scored 0.6 (AUROC 0.5, every one predicted positive); ages 40 and 70 (threshold 55), quality alternating."""
+    rows = []
+    for i in range(40):
+        label = (i // 2) % 2
+        male = i < 20
+        score = (0.9 if label else 0.1) if male and perfect_male else 0.6
+        rows.append({"image_id": f"k{i:02d}", "patient_id": f"kp{i:02d}", "split": "test", "label": label,
+                     "score": score, "pred": int(score >= 0.5), "age": 40.0 if i % 8 < 4 else 70.0,
+                     "sex": "male" if male else "female", "quality": "adequate" if i % 2 == 0 else "inadequate",
+                     "error": None})
+    return rows
+
+
+def known_line(model: str, task: int, auroc: float | None = None, **keys) -> dict:
+    family, domain, method, untrained, aurocs, eces = KNOWN_MODELS[model]
+    name, dataset, target = KNOWN_TASKS[task]
+    value = aurocs[task] if auroc is None else auroc
+    metrics = {"auroc": value, "auprc": value - 0.1, "accuracy": 0.7, "f1": 0.6, "precision": 0.6, "recall": 0.6,
+               "ece": eces[task], "brier": 0.2}
+    line = {"model": model, "family": family, "domain": domain, "untrained": untrained, "method": method,
+            "task": name, "dataset": dataset, "target": target, "proxy": False, "adapter": None, "n": 40,
+            "n_pos": 20, "n_valid": 40, "n_unparsed": 0, "n_errors": 0, "metrics": metrics,
+            "ci": {"auroc": [value - KNOWN_HALF_WIDTH, value + KNOWN_HALF_WIDTH]}, "ci_method": "patient_bootstrap",
+            "n_boot": 200, "fairness": {"age": {"threshold": 55.0, "n_min": 20, "auroc_gap": 0.1, "eo_gap": 0.2,
+                                                "accuracy_gap": 0.05},
+                                        "sex": {"n_min": 20, "auroc_gap": 0.5, "eo_gap": 0.5, "accuracy_gap": 0.5}},
+            "robustness": {"quality": {"n_min": 20, "auroc_gap": 0.02, "ece_gap": 0.03}},
+            "task_version": 1, "task_hash": "t", "preset_hash": f"p-{model}", "created": "2026-05-07T12:00:00Z",
+            "underpowered": False, "limited": False,
+            "extra": {"seed": 0, "provenance": {"preset": "built-in", "hub_id": f"example-org/{model}",
+                                                "revision": "0123abcd", "local": False}}}
+    line.update(keys)
+    return line
+
+
+def write_known(root: Path) -> Path:
+    """The known results set: five models on three tasks, a --seed 1 rerun, a --limit run, a run manifest,
+    two sample files and a comparison file."""
+    for model in KNOWN_MODELS:
+        _write_jsonl(root / model / "results.jsonl", [known_line(model, t) for t in range(3)])
+    _write_jsonl(root / "seed-1" / "gen-vit" / "results.jsonl",
+                 [known_line("gen-vit", t, SEED1_AUROC[t], extra={"seed": 1}) for t in range(3)])
+    _write_jsonl(root / "eye-vit" / "limit-5" / "results.jsonl",
+                 [known_line("eye-vit", t, LIMITED_AUROC, limited=True, extra={"seed": 0, "limit": 5})
+                  for t in range(3)])
+    for model in ("gen-vit", "eye-vit"):
+        _write_jsonl(root / model / "samples" / "dr_alpha.linear_probe.jsonl", known_samples(model == "gen-vit"))
+    m = MANIFEST
+    manifest = {"argv": ["focus-eval"], "started": m["started"], "finished": m["finished"],
+                "versions": {"focus-eval": m["version"]}, "git_commit": m["commit"], "preset_hash": "p-gen-vit",
+                "preset": {"name": "gen-vit", "family": "vm", "domain": "general", "source": m["source"],
+                           "revision": m["revision"], "licence": m["licence"], "paper_name": "General ViT",
+                           "description": "A general-domain vision transformer."},
+                "units": {"finished": [f"{t}.linear_probe" for t, _, _ in KNOWN_TASKS], "skipped_as_done": []}}
+    (root / "gen-vit" / "run-20260507T110000Z.json").write_text(json.dumps(manifest), encoding="utf-8")
+    write_known_compare(root / "compare.jsonl")
+    return root
+
+
+# adapter, metric, delta, interval, q, paired images, paired positives -> what the page must say
+KNOWN_DELTAS = (
+    ("a-zero", "ece", 0.0, [0.0, 0.0], 0.0, 2, 1, "not significant (underpowered)"),
+    ("a-flat", "auroc", 0.0, [-0.01, 0.01], 1.0, 300, 60, "not significant"),
+    ("a-tiny", "ece", 1.7e-6, [1.7e-6, 1.7e-6], 0.004, 2, 1, "not significant (underpowered)"),
+    ("a-good", "auroc", 0.05, [0.02, 0.08], 0.01, 300, 60, "\u25b2 better, significant"),
+    ("a-good", "ece", -0.03, [-0.05, -0.01], 0.02, 300, 60, "\u25b2 better, significant"),
+    ("a-wide", "auroc", 0.04, [-0.01, 0.09], 0.03, 300, 60, "not significant"),
+)
+
+
+def write_known_compare(path: Path) -> Path:
+    lines = [{"kind": "delta", "adapter": adapter, "base_model": "gen-vit", "model": "gen-vit",
+              "train_dataset": "alpha", "target": "dr", "test_task": "dr_alpha", "test_dataset": "alpha",
+              "in_domain": True, "metric": metric, "base": 0.5, "ft": 0.5 + delta, "delta": delta, "ci": ci,
+              "p": q / 2, "q": q, "n": n, "n_pos": n_pos, "n_boot": 1000}
+             for adapter, metric, delta, ci, q, n, n_pos, _ in KNOWN_DELTAS]
+    lines += [{"kind": "summary", "metric": "auroc", "domain": "in_domain", "mean_delta": 0.025, "ci": [0.01, 0.04],
+               "p": 0.005, "q": 0.01, "n_comparisons": 4},
+              {"kind": "summary", "metric": "auroc", "domain": "ood", "mean_delta": 0.0, "ci": [0.0, 0.0],
+               "p": 0.0, "q": 0.0, "n_comparisons": 2}]
+    _write_jsonl(path, lines)
+    return path
+
+
+# ---------------------------------------------------------------- reading built pages, writing lines
+
+
+class _Tables(HTMLParser):
+    """Rows of every table body: {table id: [(row attributes, [(cell data-value, cell text), ...]), ...]}; a row's
+    heading cell (``<th scope="row">``) counts as a cell."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: dict[str, list] = {}
+        self._table = None
+        self._row = None
+        self._cell = None
+        self._in_body = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "table":
+            self._table = self.tables.setdefault(attrs.get("id", f"table{len(self.tables)}"), [])
+        elif tag == "tbody":
+            self._in_body = True
+        elif tag == "tr" and self._in_body and self._table is not None:
+            self._row = (attrs, [])
+            self._table.append(self._row)
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = [attrs.get("data-value"), ""]
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self._cell is not None:
+            self._row[1].append((self._cell[0], " ".join(self._cell[1].split())))
+            self._cell = None
+        elif tag == "tr":
+            self._row = None
+        elif tag == "tbody":
+            self._in_body = False
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, text):
+        if self._cell is not None:
+            self._cell[1] += " " + text
+
+
+def tables(path: Path) -> dict[str, list]:
+    parser = _Tables()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser.tables
+
+
+def write_lines(path: Path, lines: list) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join((line if isinstance(line, str) else json.dumps(line)) + "\n" for line in lines),
+                    encoding="utf-8")
+    return path
+
+
+def line(model="m", task="dr_a", dataset="a", target="dr", family="vm", method="linear_probe", **keys) -> dict:
+    """A results line with every SPEC key; ``keys`` override any of them."""
+    row = {"model": model, "family": family, "domain": "general", "untrained": False, "method": method,
+           "task": task, "dataset": dataset, "target": target, "proxy": False, "adapter": None, "n": 100,
+           "n_pos": 40, "n_valid": 100, "n_unparsed": 0, "n_errors": 0,
+           "metrics": {"auroc": 0.8, "auprc": 0.7, "accuracy": 0.75, "f1": 0.6, "precision": 0.6, "recall": 0.6,
+                       "ece": 0.1, "brier": 0.2},
+           "ci": {}, "ci_method": "patient_bootstrap", "n_boot": 100, "fairness": {}, "robustness": {},
+           "task_version": 1, "task_hash": "t", "preset_hash": "p", "created": "2026-01-01T00:00:00Z"}
+    metrics = keys.pop("metrics", {})
+    row.update(keys)
+    row["metrics"] = {**row["metrics"], **metrics}
+    return row

@@ -23,6 +23,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "leave every image and patient id out of the site (for private data)")
     parser.add_argument("--top", type=int, default=5, metavar="N",
                         help="configurations shown on the overview's radar chart (default: 5)")
+    parser.add_argument("--include-limited", action="store_true",
+                        help="rank the lines of --limit runs with the others (by default they are marked and "
+                             "left out of rankings, means and figures)")
+    parser.add_argument("--prefer", metavar="newest|FOLDER",
+                        help="when a results line is found twice (a model in two folders): keep the newer one "
+                             "('newest', by its 'created' time) or the one under FOLDER")
+    parser.add_argument("--title", metavar="TEXT", help="the site's name, in every page header and title "
+                                                        "(default: FOCUS leaderboard)")
+    parser.add_argument("--base-url", metavar="URL",
+                        help="the address the site will be published at (https://host/path/ or /path/), for "
+                             "canonical page addresses; the pages link to each other relatively, so any static "
+                             "host serves them")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
         raise FocusError("--top must be at least 1")
     started = time.perf_counter()
     report = build_site(args.results_dirs, args.output, include_proxy=args.include_proxy, top=args.top,
-                        include_paths=args.include_path, no_samples=args.no_samples)
+                        include_paths=args.include_path, no_samples=args.no_samples,
+                        include_limited=args.include_limited, prefer=args.prefer, title=args.title,
+                        base_url=args.base_url)
     inputs = report.inputs
     samples = ("no sample files (--no-samples: metrics only)" if args.no_samples else
                f"{len(report.samples_files)} sample file(s) for calibration curves "
@@ -42,6 +56,14 @@ def run(args: argparse.Namespace) -> int:
           f"{len(inputs.compare_files)} comparison file(s)")
     for path in [*inputs.results_files, *inputs.compare_files]:
         print(f"  {path}")
+    if report.replaced:
+        print(f"kept {report.replaced} preferred line(s) over their duplicates (--prefer {args.prefer})")
+    if report.n_limited:
+        print(f"{report.n_limited} line(s) of --limit runs " +
+              ("ranked with the others (--include-limited)" if args.include_limited else
+               "marked and left out of rankings (--include-limited ranks them)"))
+    for warning in report.warnings:
+        print(f"warning: run manifest not read: {warning}")
     print(f"wrote {len(report.pages)} pages in {time.perf_counter() - started:.1f} s; "
           f"open {report.as_uri()}")
     return 0

@@ -2,23 +2,33 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from focus_eval.errors import DataError
-from focus_eval.leaderboard import charts, groups
-from focus_eval.leaderboard.calibration import read_calibration, samples_path
+from focus_eval.errors import FocusError
+from focus_eval.leaderboard import groups
+from focus_eval.leaderboard.calibration import samples_path
 from focus_eval.leaderboard.catalog import load_catalog
 from focus_eval.leaderboard.compare import read_compare_files
+from focus_eval.leaderboard.dedupe import deduplicate
 from focus_eval.leaderboard.entries import Entry, read_entries, read_group_lines
 from focus_eval.leaderboard.inputs import SiteInputs, discover
+from focus_eval.leaderboard.maintable import main_rows
 from focus_eval.leaderboard.output import copy_static, prepare_output, write_json, write_pages
-from focus_eval.leaderboard.pages import CalibrationView, Site, render_pages
+from focus_eval.leaderboard.pages import render_site
 from focus_eval.leaderboard.privacy import metrics_only
 from focus_eval.leaderboard.render import environment
+from focus_eval.leaderboard.runinfo import read_runs
+from focus_eval.leaderboard.samples import load_samples
+from focus_eval.leaderboard.site import Site
 from focus_eval.leaderboard.slugs import assign_slugs
 from focus_eval.resources import resource_dir
+
+DEFAULT_TITLE = "FOCUS leaderboard"
+_BASE_URL = re.compile(r"^(https?://[^\s\"'<>`]+|/[^\s\"'<>`]*)$")
+
 
 @dataclass
 class SiteReport:
@@ -30,6 +40,10 @@ class SiteReport:
     n_lines: int
     samples_files: list[Path] = field(default_factory=list)
     missing_samples: int = 0
+    data_files: list[str] = field(default_factory=list)
+    replaced: int = 0
+    n_limited: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def index(self) -> Path:
@@ -41,56 +55,77 @@ class SiteReport:
 
 
 def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_proxy: bool = False,
-               top: int = 5, include_paths: Sequence[Path | str] = (), no_samples: bool = False) -> SiteReport:
+               top: int = 5, include_paths: Sequence[Path | str] = (), no_samples: bool = False, *,
+               include_limited: bool = False, prefer: str | Path | None = None, title: str | None = None,
+               base_url: str | None = None) -> SiteReport:
     """Write the site for every results line under ``results_dirs`` into ``out_dir``; returns what was done.
 
     ``include_paths`` are user task folders (as ``--include-path``), read for the label rules of their tasks.
     ``no_samples`` publishes metrics only: no sample file is read (no reliability curves) and no image or
-    patient id reaches the site.
+    patient id reaches the site. ``--limit`` runs are marked and kept out of rankings, means and figures unless
+    ``include_limited``. ``prefer`` (``newest`` or a folder) settles lines found twice. ``title`` names the site
+    and ``base_url`` is where it will be published (canonical page addresses).
     """
     out_dir = Path(out_dir)
     inputs = discover(results_dirs)
-    entries = load_entries(inputs.results_files)
-    compare = read_compare_files(inputs.compare_files)
-    catalog = load_catalog()
-    calibrations = load_calibrations(entries, read_samples=not no_samples)
-    model_slugs = assign_slugs(e.model for e in entries)
-    task_slugs = assign_slugs(e.line.task for e in entries)
-    configs = groups.configurations(entries, catalog, include_proxy)
-    site = Site(
-        catalog=catalog, entries=entries,
-        tasks=groups.tasks(entries, catalog, task_slugs, task_definitions(include_paths)),
-        models=groups.models(entries, catalog, model_slugs),
-        configs=configs, top=groups.top_configurations(configs, top),
-        table=groups.paper_table(entries, catalog, include_proxy), calibrations=calibrations, compare=compare,
-        include_proxy=include_proxy, model_slugs=model_slugs, task_slugs=task_slugs,
-        group_lines=sorted((g for path in inputs.results_files for g in read_group_lines(path)),
-                           key=lambda g: (g.group, g.model, g.method, g.adapter or "")))
-    pages = render_pages(environment(catalog), site)
+    kept = deduplicate((e for path in inputs.results_files for e in read_entries(path)), prefer)
+    site = assemble(kept.entries, inputs, load_catalog(), include_proxy=include_proxy, top=top,
+                    include_paths=include_paths, no_samples=no_samples, include_limited=include_limited,
+                    title=check_title(title), base_url=check_base_url(base_url))
+    pages, data = render_site(environment(site.catalog), site)
     prepare_output(out_dir)
     write_pages(out_dir, pages)
-    _write_data(out_dir, entries, compare.raw, redact=no_samples)
+    write_pages(out_dir, data)
+    _write_data(out_dir, site.entries, site.compare.raw, redact=no_samples)
     copy_static(resource_dir("leaderboard") / "static", out_dir)
-    read = [v.entry for v in calibrations.values() if v.calibration is not None]
-    return SiteReport(out_dir=out_dir, inputs=inputs, pages=sorted(pages), n_lines=len(entries),
+    read = [v.entry for v in site.samples.values() if v.calibration is not None]
+    return SiteReport(out_dir=out_dir, inputs=inputs, pages=sorted(pages), n_lines=len(site.entries),
                       samples_files=[samples_path(e.sample_dir, e.line.task, e.line.method) for e in read],
-                      missing_samples=len(calibrations) - len(read))
+                      missing_samples=len(site.samples) - len(read), data_files=sorted(data),
+                      replaced=kept.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable)
 
 
-def load_entries(files: Iterable[Path]) -> list[Entry]:
-    """Every results line; the same (model, method, adapter, task) twice is an error naming both places."""
-    entries: list[Entry] = []
-    seen: dict[tuple, Entry] = {}
-    for path in files:
-        for entry in read_entries(path):
-            if entry.key in seen:
-                first = seen[entry.key]
-                raise DataError(f"duplicate results line for model {entry.model!r}, method {entry.line.method!r}, "
-                                f"task {entry.line.task!r} (first seen in {first.source}, row {first.row})",
-                                file=str(entry.source), row=entry.row)
-            seen[entry.key] = entry
-            entries.append(entry)
-    return entries
+def assemble(entries: list[Entry], inputs: SiteInputs, catalog, *, include_proxy: bool, top: int,
+             include_paths: Sequence[Path | str], no_samples: bool, include_limited: bool, title: str,
+             base_url: str | None) -> Site:
+    """Group the lines every way the pages show them."""
+    ranked = [e for e in entries if include_limited or not e.limited]
+    model_slugs = assign_slugs(e.model for e in entries)
+    task_slugs = assign_slugs(e.line.task for e in entries)
+    configs = groups.configurations(ranked, catalog, include_proxy)
+    tasks = groups.tasks(entries, catalog, task_slugs, task_definitions(include_paths))
+    ranked_ids = {id(e) for e in ranked}
+    targets = sorted({e.line.target for e in ranked if e.line.target}, key=lambda t: catalog.order("targets", t))
+    return Site(
+        catalog=catalog, entries=entries, ranked=ranked, tasks=tasks,
+        models=groups.models(entries, catalog, model_slugs), configs=configs,
+        top=groups.top_configurations(configs, top), table=groups.paper_table(ranked, catalog, include_proxy),
+        samples=load_samples(entries, read_samples=not no_samples), compare=read_compare_files(inputs.compare_files),
+        include_proxy=include_proxy, include_limited=include_limited, model_slugs=model_slugs,
+        task_slugs=task_slugs, targets=targets, runs=read_runs(inputs.results_files), title=title, base_url=base_url,
+        main=main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)], targets,
+                       include_proxy),
+        group_lines=sorted((g for path in inputs.results_files for g in read_group_lines(path)),
+                           key=lambda g: (g.group, g.model, g.method, g.adapter or "")))
+
+
+def check_title(title: str | None) -> str:
+    if title is None:
+        return DEFAULT_TITLE
+    title = " ".join(title.split())
+    if not title or len(title) > 120:
+        raise FocusError("--title must be 1 to 120 characters")
+    return title
+
+
+def check_base_url(url: str | None) -> str | None:
+    """``http(s)://host/path/`` or ``/path/`` with a trailing slash, or None."""
+    if url is None:
+        return None
+    if not _BASE_URL.match(url) or "?" in url or "#" in url:
+        raise FocusError(f"--base-url {url!r}: give the address the site will be published at, as "
+                         "https://host/path/ or /path/ (no spaces, quotes, query or fragment)")
+    return url if url.endswith("/") else url + "/"
 
 
 def task_definitions(include_paths: Sequence[Path | str] = ()) -> dict[str, groups.TaskDefinition]:
@@ -100,28 +135,6 @@ def task_definitions(include_paths: Sequence[Path | str] = ()) -> dict[str, grou
     index = TaskIndex(include_paths)
     return {task.name: groups.TaskDefinition(label_rule=task.label_rule, description=task.description,
                                              hash=task.hash) for task in index.tasks()}
-
-
-def load_calibrations(entries: Iterable[Entry], read_samples: bool = True) -> dict[tuple, CalibrationView]:
-    views = {}
-    for entry in entries:
-        if not read_samples:
-            views[entry.key] = CalibrationView(entry=entry, chart=None, calibration=None,
-                                               note="Published without per-image data (--no-samples), so no curve.")
-            continue
-        path = samples_path(entry.sample_dir, entry.line.task, entry.line.method)
-        if path is None or not path.is_file():
-            views[entry.key] = CalibrationView(entry=entry, chart=None, calibration=None,
-                                               note="No sample file next to the results, so no curve.")
-            continue
-        calibration = read_calibration(path)
-        if not calibration.n:
-            views[entry.key] = CalibrationView(entry=entry, chart=None, calibration=calibration,
-                                               note="The sample file has no scored test rows.")
-            continue
-        views[entry.key] = CalibrationView(entry=entry, chart=charts.reliability(calibration),
-                                           calibration=calibration, note=None)
-    return views
 
 
 def _write_data(out_dir: Path, entries: list[Entry], comparisons: list[dict], redact: bool = False) -> None:

@@ -6,6 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from focus_eval.errors import DataError
 
 N_BINS = 10
@@ -45,37 +47,58 @@ def samples_path(sample_dir: Path, task: str, method: str) -> Path | None:
     return sample_dir / name
 
 
-def reliability_bins(scores: list[float], labels: list[int], n_bins: int = N_BINS) -> list[CalibrationBin]:
+def reliability_bins(scores, labels, n_bins: int = N_BINS) -> list[CalibrationBin]:
     """Non-empty bins; a score falls in bin min(floor(n_bins * score), n_bins - 1), as the ECE is computed."""
-    totals = [[0, 0.0, 0] for _ in range(n_bins)]
-    for score, label in zip(scores, labels):
-        slot = totals[min(int(score * n_bins), n_bins - 1)]
-        slot[0] += 1
-        slot[1] += score
-        slot[2] += label
-    return [CalibrationBin(lower=i / n_bins, upper=(i + 1) / n_bins, count=c, mean_score=s / c, mean_label=y / c)
-            for i, (c, s, y) in enumerate(totals) if c]
+    scores, labels = np.asarray(scores, dtype=float), np.asarray(labels, dtype=float)
+    slots = np.minimum((scores * n_bins).astype(int), n_bins - 1)
+    counts = np.bincount(slots, minlength=n_bins)
+    sums = np.bincount(slots, weights=scores, minlength=n_bins)
+    positives = np.bincount(slots, weights=labels, minlength=n_bins)
+    return [CalibrationBin(lower=i / n_bins, upper=(i + 1) / n_bins, count=int(c), mean_score=float(sums[i] / c),
+                           mean_label=float(positives[i] / c)) for i, c in enumerate(counts) if c]
 
 
 def read_calibration(path: Path) -> Calibration:
     """Bins over the test rows of one sample file; rows without a score (errors, unscored) are skipped."""
-    scores: list[float] = []
-    labels: list[int] = []
-    skipped = 0
+    return calibration_of(read_test_rows(path))
+
+
+def read_test_rows(path: Path) -> list[dict]:
+    """The test rows of one sample file; a scored row's score must be a probability and its label 0 or 1."""
+    rows = []
     for index, row in enumerate(_rows(path), start=1):
         if row is None or row.get("split", "test") != "test":
             continue
+        rows.append(row)
         score, label = row.get("score"), row.get("label")
         if score is None or row.get("error") is not None:
-            skipped += 1
             continue
         if score.__class__ not in (float, int) or not 0.0 <= score <= 1.0:
             raise DataError(f"score must be a probability in [0, 1], got {score!r}", file=str(path), row=index)
         if label.__class__ is not int or label not in (0, 1):
             raise DataError(f"label must be 0 or 1, got {label!r}", file=str(path), row=index)
-        scores.append(float(score))
-        labels.append(label)
-    return Calibration(bins=reliability_bins(scores, labels), n=len(scores), n_skipped=skipped)
+    return rows
+
+
+def calibration_of(rows: list[dict]) -> Calibration:
+    """Reliability bins of test rows; rows without a score (errors, unscored) are counted as skipped."""
+    scored = [r for r in rows if r.get("score") is not None and r.get("error") is None]
+    return Calibration(bins=reliability_bins([float(r["score"]) for r in scored], [r["label"] for r in scored]),
+                       n=len(scored), n_skipped=len(rows) - len(scored))
+
+
+def pooled(calibrations: list[Calibration]) -> Calibration:
+    """One calibration from several (a family's lines): bins of the same bounds summed, weighted by count."""
+    totals: dict[tuple[float, float], list[float]] = {}
+    for calibration in calibrations:
+        for b in calibration.bins:
+            slot = totals.setdefault((b.lower, b.upper), [0, 0.0, 0.0])
+            slot[0] += b.count
+            slot[1] += b.mean_score * b.count
+            slot[2] += b.mean_label * b.count
+    bins = [CalibrationBin(lower=lo, upper=hi, count=int(c), mean_score=s / c, mean_label=y / c)
+            for (lo, hi), (c, s, y) in sorted(totals.items())]
+    return Calibration(bins=bins, n=sum(c.n for c in calibrations), n_skipped=sum(c.n_skipped for c in calibrations))
 
 
 def _rows(path: Path) -> list[dict | None]:

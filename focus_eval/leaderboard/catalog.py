@@ -44,6 +44,11 @@ class Catalog:
     def metric(self, name: str) -> MetricInfo:
         return self.metrics.get(name) or self.gaps[name]
 
+    def metric_label(self, name: str) -> str:
+        """A metric's or gap's display name; an unknown name shows as written."""
+        info = self.metrics.get(name) or self.gaps.get(name)
+        return info.label if info else name
+
     def label(self, section: str, value: Any) -> str:
         """Display name of a family/domain/method/target/attribute value; unknown values show as written."""
         if value is None:

@@ -12,11 +12,12 @@ from typing import Sequence
 
 from focus_eval.leaderboard.calibration import Calibration
 from focus_eval.leaderboard.groups import Configuration, TaskInfo
+from focus_eval.leaderboard.stats import nice_ticks, tick_label
 
 # Colour-blind-safe (Okabe-Ito) series colours for the radar chart.
 SERIES_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", "#000000")
 # AUROC colour scale: below chance in orange, then light to dark blue from 0.5 to 1.
-_SCALE = ((0.5, (239, 243, 255)), (0.7, (158, 202, 225)), (0.85, (49, 130, 189)), (1.0, (8, 48, 107)))
+_SCALE = ((0.5, (239, 243, 255)), (0.7, (158, 202, 225)), (0.85, (33, 113, 181)), (1.0, (8, 48, 107)))
 _BELOW_CHANCE = (253, 208, 162)
 
 
@@ -53,31 +54,71 @@ class Heatmap:
     row_labels: list[Text]
     col_labels: list[Text]
     legend: list[Cell]
+    bands: list[Text] = field(default_factory=list)
+    band_boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
 
 
-def heatmap(configs: Sequence[Configuration], tasks: Sequence[TaskInfo], model_slugs: dict[str, str]) -> Heatmap:
-    """Configurations (rows) by tasks (columns), coloured by AUROC; a missing cell is grey with a dash."""
-    cell_w, cell_h = 40.0, 24.0
+BASELINE_BAND = "Untrained baselines"
+
+
+def heatmap(configs: Sequence[Configuration], tasks: Sequence[TaskInfo], model_slugs: dict[str, str],
+            family_label=str, target_label=str) -> Heatmap:
+    """Configurations (rows, in family bands, untrained baselines last) by tasks (columns, in target bands),
+    coloured by AUROC; a missing cell is grey with a dash. Each cell's text holds its interval."""
+    cell_w, cell_h, band_h = 40.0, 24.0, 20.0
     left = min(330.0, max(120.0, _text_width(max((c.label for c in configs), key=len, default="")) + 14))
-    # Column labels run up and to the right at 55 degrees: reserve their height above and their reach beyond.
+    # Column labels run up and to the right at 55 degrees above the target band: reserve their height and reach.
     label_px = _text_width(max((t.name + " *" for t in tasks), key=len, default=""))
-    top, reach = min(200.0, label_px * 0.82 + 14), min(170.0, label_px * 0.58)
-    cells, rows = [], []
-    by_key = {(c.model, c.method, c.adapter, e.line.task): e for c in configs for e in c.entries}
-    for i, config in enumerate(configs):
-        y = top + i * cell_h
-        rows.append(Text(x=left - 8, y=y + cell_h * 0.68, text=_clip(config.label, 46), anchor="end",
-                         href=f"models/{model_slugs[config.model]}.html", title=config.label,
-                         css="untrained" if config.untrained else ""))
-        for j, task in enumerate(tasks):
-            entry = by_key.get((config.model, config.method, config.adapter, task.name))
-            cells.append(_heat_cell(left + j * cell_w, y, cell_w, cell_h, config.label, task.name, entry))
-    cols = [Text(x=left + (j + 0.5) * cell_w, y=top - 6, text=_clip(t.name + (" *" if t.proxy else ""), 30),
+    top, reach = min(200.0, label_px * 0.82 + 14) + band_h, min(170.0, label_px * 0.58)
+    by_key = {(*c.key, e.line.task): e for c in configs for e in c.entries}
+    cells, rows, bands, y = [], [], [], top
+    for band, members in _row_bands(configs, family_label):
+        bands.append(Text(x=4, y=y + band_h * 0.7, text=band, css="band"))
+        y += band_h
+        for config in members:
+            rows.append(Text(x=left - 8, y=y + cell_h * 0.68, text=_clip(config.label, 46), anchor="end",
+                             href=f"models/{model_slugs[config.model]}.html", title=config.label,
+                             css="untrained" if config.untrained else ""))
+            for j, task in enumerate(tasks):
+                entry = by_key.get((*config.key, task.name))
+                cells.append(_heat_cell(left + j * cell_w, y, cell_w, cell_h, config.label, task.name, entry))
+            y += cell_h
+    cols = [Text(x=left + (j + 0.5) * cell_w, y=top - band_h - 6, text=_clip(t.name + (" *" if t.proxy else ""), 30),
                  href=f"tasks/{t.slug}.html", rotate=-55.0, title=t.name, css="proxy" if t.proxy else "")
             for j, t in enumerate(tasks)]
-    grid_bottom = top + len(configs) * cell_h
-    return Heatmap(width=left + len(tasks) * cell_w + reach + 8, height=grid_bottom + 46, cells=cells, row_labels=rows,
-                   col_labels=cols, legend=_legend(left, grid_bottom + 16))
+    boxes, column_bands = [], []
+    for start, count, target in _runs([t.target for t in tasks]):
+        boxes.append((left + start * cell_w, top - band_h - 2, count * cell_w - 1, band_h - 4))
+        column_bands.append(Text(x=left + (start + count / 2) * cell_w, y=top - band_h / 2 + 2,
+                                 text=_clip(target_label(target), max(3, int(count * cell_w / 7))),
+                                 anchor="middle", css="band", title=target_label(target)))
+    return Heatmap(width=left + len(tasks) * cell_w + reach + 8, height=y + 8, cells=cells, row_labels=rows,
+                   col_labels=cols, legend=_legend(), bands=bands + column_bands, band_boxes=boxes)
+
+
+def _row_bands(configs: Sequence[Configuration], family_label) -> list[tuple[str, list[Configuration]]]:
+    """Consecutive configurations of one family under its name; untrained ones in a band of their own, last."""
+    bands: list[tuple[str, list[Configuration]]] = []
+    for config in configs:
+        if config.untrained:
+            continue
+        name = family_label(config.family)
+        if not bands or bands[-1][0] != name:
+            bands.append((name, []))
+        bands[-1][1].append(config)
+    baselines = [c for c in configs if c.untrained]
+    return bands + ([(BASELINE_BAND, baselines)] if baselines else [])
+
+
+def _runs(values: Sequence) -> list[tuple[int, int, object]]:
+    """(start, length, value) of each run of equal neighbouring values."""
+    runs: list[tuple[int, int, object]] = []
+    for i, value in enumerate(values):
+        if runs and runs[-1][2] == value:
+            runs[-1] = (runs[-1][0], runs[-1][1] + 1, value)
+        else:
+            runs.append((i, 1, value))
+    return runs
 
 
 def _heat_cell(x: float, y: float, w: float, h: float, row: str, task: str, entry) -> Cell:
@@ -86,25 +127,26 @@ def _heat_cell(x: float, y: float, w: float, h: float, row: str, task: str, entr
     css = []
     if entry is not None:
         ci = entry.metric_ci("auroc")
-        if ci and None not in ci:
-            title += f" [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+        title += f", 95% interval [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci and None not in ci else ", no interval"
         if entry.underpowered:
             css.append("underpowered")
-            title += " (underpowered)"
+            title += " (underpowered: fewer than 10 test positives)"
         if entry.contamination:
             css.append("contaminated")
             title += f" (contaminated: {entry.contamination})"
+    else:
+        title += " (not evaluated)"
     if value is None:
-        return Cell(x, y, w, h, "#f1f1f1", "\u2014", "#777777", title, " ".join(css + ["missing"]))
+        return Cell(x, y, w, h, "#f1f1f1", "\u2014", "#595959", title, " ".join(css + ["missing"]))
     fill = auroc_colour(value)
     text = f"{value:.2f}".lstrip("0") if value < 1 else "1.0"
-    return Cell(x, y, w, h, fill, text, _ink(fill), title, " ".join(css))
+    return Cell(x, y, w, h, fill, text, ink(fill), title, " ".join(css))
 
 
-def _legend(x: float, y: float) -> list[Cell]:
+def _legend() -> list[Cell]:
     steps = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-    return [Cell(x + i * 44, y, 44, 14, auroc_colour(v), "< 0.5" if v < 0.5 else f"{v:.1f}", _ink(auroc_colour(v)),
-                 "AUROC below 0.5 (worse than chance)" if v < 0.5 else f"AUROC {v:.1f}") for i, v in enumerate(steps)]
+    return [Cell(0, 0, 44, 14, auroc_colour(v), "< 0.5" if v < 0.5 else f"{v:.1f}", ink(auroc_colour(v)),
+                 "AUROC below 0.5 (worse than chance)" if v < 0.5 else f"AUROC {v:.1f}") for v in steps]
 
 
 def auroc_colour(value: float) -> str:
@@ -121,9 +163,25 @@ def _hex(rgb) -> str:
     return "#{:02x}{:02x}{:02x}".format(*rgb)
 
 
-def _ink(fill: str) -> str:
-    r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
-    return "#ffffff" if 0.299 * r + 0.587 * g + 0.114 * b < 140 else "#1a1a1a"
+def luminance(colour: str) -> float:
+    """WCAG relative luminance of a ``#rrggbb`` colour."""
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(int(colour[i:i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG contrast ratio of two ``#rrggbb`` colours (1 to 21)."""
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def ink(fill: str) -> str:
+    """White or black text, whichever contrasts more with ``fill`` (one of them always reaches 4.5:1)."""
+    return max(("#ffffff", "#000000"), key=lambda text: contrast(fill, text))
 
 
 @dataclass(frozen=True)
@@ -192,11 +250,13 @@ class Reliability:
     points: list[tuple[float, float, float, str]]
     line: str
     ticks: list[Text] = field(default_factory=list)
+    titles: list[Text] = field(default_factory=list)
+    height: float = 0.0
 
 
-def reliability(calibration: Calibration, size: float = 190.0) -> Reliability:
+def reliability(calibration: Calibration, size: float = 200.0) -> Reliability:
     """Observed positive rate against mean score per bin; dot area follows the bin's row count."""
-    left, top, plot = 34.0, 8.0, size - 34.0 - 10.0
+    left, top, plot = 44.0, 8.0, size - 44.0 - 10.0
     biggest = max((b.count for b in calibration.bins), default=1)
 
     def at(score: float, rate: float) -> tuple[float, float]:
@@ -210,8 +270,12 @@ def reliability(calibration: Calibration, size: float = 190.0) -> Reliability:
         points.append((_r(x), _r(y), _r(2.0 + 4.0 * math.sqrt(b.count / biggest)), title))
     ticks = [Text(x=left + v * plot, y=top + plot + 13, text=f"{v:g}", anchor="middle") for v in (0, 0.5, 1)]
     ticks += [Text(x=left - 5, y=top + (1 - v) * plot + 4, text=f"{v:g}", anchor="end") for v in (0, 0.5, 1)]
+    titles = [Text(x=left + plot / 2, y=top + plot + 28, text="mean predicted score", anchor="middle", css="axis-title"),
+              Text(x=12, y=top + plot / 2, text="observed positive rate", anchor="middle", rotate=-90.0,
+                   css="axis-title")]
     return Reliability(size=size, left=left, top=top, plot=plot, points=points,
-                       line=" ".join(f"{x},{y}" for x, y, _, _ in points), ticks=ticks)
+                       line=" ".join(f"{x},{y}" for x, y, _, _ in points), ticks=ticks, titles=titles,
+                       height=top + plot + 34)
 
 
 @dataclass(frozen=True)
@@ -234,16 +298,21 @@ class Forest:
     zero: float
     rows: list[ForestRow]
     ticks: list[Text]
+    title: Text | None = None
 
 
-def forest(items: Sequence[tuple[str, float | None, tuple | None, str, str]], width: float = 640.0) -> Forest:
-    """Point estimates with intervals around a zero line; items are (label, estimate, ci, tooltip, css)."""
+def forest(items: Sequence[tuple[str, float | None, tuple | None, str, str]], width: float = 640.0,
+           x_title: str = "delta (fine-tuned \u2212 base)") -> Forest:
+    """Point estimates with intervals around a zero line; items are (label, estimate, ci, tooltip, css).
+    Ticks are round values with the digits their spacing needs, so no two read the same."""
     left, right, row_h = 190.0, width - 20.0, 26.0
     values = [v for _, est, ci, _, _ in items for v in (est, *(ci or ())) if v is not None] or [0.0]
-    span = max(abs(min(values)), abs(max(values)), 0.01) * 1.15
+    span = max(abs(min(values)), abs(max(values))) * 1.15 or 0.001
+    tick_values, step = nice_ticks(-span, span, 4)
+    low, high = tick_values[0], tick_values[-1]
 
     def sx(v: float) -> float:
-        return _r(left + (v + span) / (2 * span) * (right - left))
+        return _r(left + (v - low) / (high - low) * (right - left))
 
     rows = []
     for i, (label, est, ci, title, css) in enumerate(items):
@@ -252,9 +321,11 @@ def forest(items: Sequence[tuple[str, float | None, tuple | None, str, str]], wi
                               lo=None if lo is None else sx(lo), hi=None if hi is None else sx(hi),
                               title=title, css=css))
     bottom = 20 + len(items) * row_h
-    ticks = [Text(x=sx(v), y=bottom + 14, text=f"{v:+.2f}" if v else "0", anchor="middle")
-             for v in (-span, -span / 2, 0.0, span / 2, span)]
-    return Forest(width=width, height=bottom + 24, left=left, right=right, zero=sx(0.0), rows=rows, ticks=ticks)
+    ticks = [Text(x=sx(v), y=bottom + 14, text=tick_label(v, step, signed=True), anchor="middle")
+             for v in tick_values]
+    title = Text(x=(left + right) / 2, y=bottom + 32, text=x_title, anchor="middle", css="axis-title")
+    return Forest(width=width, height=bottom + 40, left=left, right=right, zero=sx(0.0), rows=rows, ticks=ticks,
+                  title=title)
 
 
 def _text_width(text: str, px_per_char: float = 6.6) -> float:

@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from focus_eval.errors import DataError
+from focus_eval.leaderboard.stats import MIN_COMPARISONS, MIN_PAIRED, MIN_POSITIVES, Verdict, verdict
 from focus_eval.results.schema import read_jsonl
 
 _TEXT = ("adapter", "base_model", "model", "train_dataset", "target", "test_task", "test_dataset", "metric")
-_NUMBERS = ("base", "ft", "delta", "p", "q", "n", "n_boot")
+_NUMBERS = ("base", "ft", "delta", "p", "q", "n", "n_pos", "n_boot")
 _SUMMARY_TEXT = ("metric", "domain")
 _SUMMARY_NUMBERS = ("mean_delta", "p", "q", "n_comparisons")
 DOMAIN_LABELS = {"in_domain": "in-domain", "ood": "OOD"}
@@ -45,11 +46,23 @@ class Comparison:
     p: float | None = None
     q: float | None = None
     n: float | None = None
+    n_pos: float | None = None
     n_boot: float | None = None
+    flagged_underpowered: bool | None = None
 
     @property
     def domain(self) -> str:
         return "unknown" if self.in_domain is None else ("in_domain" if self.in_domain else "ood")
+
+    @property
+    def underpowered(self) -> bool:
+        """Flagged by ``focus-eval compare``, or too few paired positives or images to be powered."""
+        return bool(self.flagged_underpowered) or (self.n_pos is not None and self.n_pos < MIN_POSITIVES) or \
+            (self.n is not None and self.n < MIN_PAIRED)
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict(self.metric, self.delta, self.ci, self.q, self.underpowered)
 
 
 @dataclass(frozen=True)
@@ -65,6 +78,15 @@ class CompareSummary:
     p: float | None = None
     q: float | None = None
     n_comparisons: float | None = None
+
+    @property
+    def underpowered(self) -> bool:
+        """A mean over fewer than MIN_COMPARISONS comparisons (or an unknown number) is not a summary."""
+        return self.n_comparisons is None or self.n_comparisons < MIN_COMPARISONS
+
+    @property
+    def verdict(self) -> Verdict:
+        return verdict(self.metric, self.mean_delta, self.ci, self.q, self.underpowered)
 
 
 @dataclass
@@ -109,12 +131,18 @@ def _add_row(data: CompareData, row: Any, path: Path, index: int) -> None:
 
 def _comparison(row: dict[str, Any], path: Path, index: int) -> Comparison:
     values = _checked(row, _TEXT, _NUMBERS, path, index)
-    in_domain = row.get("in_domain")
-    if in_domain is not None and not isinstance(in_domain, bool):
-        raise DataError(f"'in_domain' must be true or false, got {in_domain!r}", file=str(path), row=index)
+    in_domain, flagged = (_flag(row, key, path, index) for key in ("in_domain", "underpowered"))
     if in_domain is None and values["train_dataset"] and values["test_dataset"]:
         in_domain = values["train_dataset"] == values["test_dataset"]  # SPEC section 6's rule
-    return Comparison(**values, in_domain=in_domain, ci=_interval(row, path, index), source=path, row=index)
+    return Comparison(**values, in_domain=in_domain, ci=_interval(row, path, index), source=path, row=index,
+                      flagged_underpowered=flagged)
+
+
+def _flag(row: dict[str, Any], key: str, path: Path, index: int) -> bool | None:
+    value = row.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise DataError(f"{key!r} must be true or false, got {value!r}", file=str(path), row=index)
+    return value
 
 
 def _summary(row: dict[str, Any], path: Path, index: int) -> CompareSummary:

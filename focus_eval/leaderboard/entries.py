@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from focus_eval.errors import DataError
+from focus_eval.leaderboard.conventions import Convention, conventions, describe, signature
 from focus_eval.results.schema import FAIRNESS_GAPS, METRICS, QUALITY_GAPS, ResultLine, read_jsonl
 
 REQUIRED = ("model", "method", "task", "metrics")
-FLAGS = ("untrained", "proxy", "underpowered")
+FLAGS = ("untrained", "proxy", "underpowered", "limited")
 COUNTS = ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot")
 GAP_KEYS = ("n_min", "threshold", *dict.fromkeys((*FAIRNESS_GAPS, *QUALITY_GAPS)))
 # SPEC section 6: a task with fewer test positives than this is underpowered (used when a line lacks the flag).
@@ -34,25 +35,36 @@ class Entry:
     row: int
     underpowered: bool
     contamination: str | None
+    conventions: tuple[Convention, ...] = ()
 
     @property
     def model(self) -> str:
         return self.line.model
 
     @property
-    def config(self) -> tuple[str, str, str]:
-        """A configuration: one model with one method (and adapter, if any)."""
-        return (self.line.model, self.line.method, self.line.adapter or "")
+    def limited(self) -> bool:
+        """A ``--limit`` run: numbers from the first N test images only."""
+        return bool(self.line.limited) or any(c.key == "limit" for c in self.conventions)
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
+    def config(self) -> tuple[str, str, str, str]:
+        """A configuration: one model with one method (and adapter, if any), under one set of conventions."""
+        return (self.line.model, self.line.method, self.line.adapter or "", signature(self.conventions))
+
+    @property
+    def key(self) -> tuple[str, str, str, str, str]:
         return (*self.config, self.line.task)
 
     @property
+    def convention_text(self) -> str:
+        return describe(self.conventions)
+
+    @property
     def flags(self) -> list[str]:
-        """The markers a row carries on the site: proxy task, underpowered task, untrained model, contamination."""
+        """The markers a row carries on the site: proxy task, underpowered task, untrained model, contamination,
+        limited run."""
         marks = {"proxy": self.line.proxy, "underpowered": self.underpowered, "untrained": self.line.untrained,
-                 "contaminated": self.contamination is not None}
+                 "contaminated": self.contamination is not None, "limited": self.limited}
         return [name for name, on in marks.items() if on]
 
     @property
@@ -87,6 +99,7 @@ class GroupLine:
     tasks: list[str]
     source: Path
     row: int
+    limited: bool = False
 
     def metric(self, name: str) -> float | None:
         value = self.metrics.get(name)
@@ -127,7 +140,8 @@ def read_group_lines(path: Path) -> list[GroupLine]:
         tasks = row.get("tasks") or row.get("members") or []
         lines.append(GroupLine(model=row["model"], method=str(row.get("method") or ""), adapter=row.get("adapter"),
                                group=name, metrics=row["metrics"], ci=row.get("ci") or {},
-                               tasks=[str(t) for t in tasks] if isinstance(tasks, list) else [], source=path, row=i))
+                               tasks=[str(t) for t in tasks] if isinstance(tasks, list) else [], source=path, row=i,
+                               limited=row.get("limited") is True))
     return lines
 
 
@@ -146,7 +160,8 @@ def _entry(row: Any, path: Path, index: int) -> Entry:
     _check_shapes(row, fail)
     line = _result_line(row)
     return Entry(line=line, raw=row, source=path, row=index, underpowered=_underpowered(row),
-                 contamination=contamination_note(line.extra, line.dataset))
+                 contamination=contamination_note(line.extra, line.dataset),
+                 conventions=conventions(line.extra, limited=bool(line.limited)))
 
 
 def _check_shapes(row: dict[str, Any], fail) -> None:

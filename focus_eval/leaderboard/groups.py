@@ -8,6 +8,7 @@ from typing import Sequence
 
 from focus_eval.leaderboard.catalog import Catalog
 from focus_eval.leaderboard.entries import Entry
+from focus_eval.leaderboard.runinfo import weights_text
 from focus_eval.leaderboard.summary import GroupSummary, included, summarize
 from focus_eval.results.schema import LOWER_IS_BETTER
 
@@ -26,11 +27,25 @@ class Configuration:
     untrained: bool
     entries: list[Entry]
     summary: GroupSummary
+    conventions: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return self.entries[0].config if self.entries else (self.model, self.method, self.adapter, "")
+
+    @property
+    def convention_text(self) -> str:
+        return self.entries[0].convention_text if self.entries else ""
+
+    @property
+    def limited(self) -> bool:
+        return any(e.limited for e in self.entries)
 
     @property
     def label(self) -> str:
         text = f"{self.model} \u00b7 {self.method}"
-        return f"{text} + {self.adapter}" if self.adapter else text
+        text = f"{text} + {self.adapter}" if self.adapter else text
+        return f"{text} [{self.convention_text}]" if self.convention_text else text
 
 
 @dataclass(frozen=True)
@@ -82,14 +97,7 @@ class ModelInfo:
 def provenance_text(record: dict) -> str:
     """One line saying where a model came from: hub id and revision, or local files and their digest, and
     which preset (built-in, a user file, a family adapter with arguments, an adapter class from a package)."""
-    if record.get("hub_id"):
-        weights = f"hub {record['hub_id']} @ {record.get('revision') or 'unpinned'}"
-    elif record.get("local"):
-        weights = f"local files {record.get('weights') or ''} (digest {str(record.get('digest') or '?')[:12]})"
-    elif record.get("kind"):
-        weights = f"{record['kind']}:{record.get('name')}"
-    else:
-        weights = "no weights (the adapter's code alone)" if record.get("no_weights") else "source not recorded"
+    weights = weights_text(record)
     origin = {"built-in": "built-in preset", "family": f"family adapter {record.get('adapter')}",
               "user": f"user preset {record.get('preset_file') or ''}".strip()}.get(str(record.get("preset")), "")
     code = ""
@@ -105,6 +113,7 @@ class TableRow:
     family: str | None
     method: str
     summary: GroupSummary
+    untrained: bool = False
 
     def value(self, column: str) -> float | None:
         s = self.summary
@@ -129,22 +138,25 @@ def rank_key(entry: Entry) -> tuple[bool, float]:
 
 def configurations(entries: Sequence[Entry], catalog: Catalog, include_proxy: bool) -> list[Configuration]:
     """Configurations by family (schema order), then mean AUROC over the included lines, best first."""
-    grouped: dict[tuple[str, str, str], list[Entry]] = defaultdict(list)
+    grouped: dict[tuple[str, str, str, str], list[Entry]] = defaultdict(list)
     for entry in entries:
         grouped[entry.config].append(entry)
     configs = []
-    for (model, method, adapter), members in grouped.items():
+    for (model, method, adapter, conventions), members in grouped.items():
         first = members[0].line
         configs.append(Configuration(
             model=model, method=method, adapter=adapter, family=first.family, domain=first.domain,
             untrained=any(e.line.untrained for e in members), entries=members,
-            summary=summarize(included(members, include_proxy))))
+            summary=summarize(included(members, include_proxy)), conventions=conventions))
     return sorted(configs, key=lambda c: (catalog.order("families", c.family), _desc(c.summary.means["auroc"]),
                                           c.label))
 
 
 def top_configurations(configs: Sequence[Configuration], count: int) -> list[Configuration]:
+    """The best ``count`` by mean AUROC; untrained baselines only when no trained model has a score."""
     ranked = [c for c in configs if c.summary.means["auroc"] is not None]
+    if any(not c.untrained for c in ranked):
+        ranked = [c for c in ranked if not c.untrained]
     return sorted(ranked, key=lambda c: (-c.summary.means["auroc"], c.label))[:count]
 
 
@@ -187,11 +199,13 @@ def models(entries: Sequence[Entry], catalog: Catalog, slugs: dict[str, str]) ->
 
 
 def paper_table(entries: Sequence[Entry], catalog: Catalog, include_proxy: bool) -> list[TableBlock]:
-    """Blocks per target and an ``Overall`` block, each with one row per (family, method) of base models.
+    """Blocks per target and an ``Overall`` block, each with one row per (family, method) of base models, and
+    untrained baselines in rows of their own after them (never averaged with trained models).
 
-    Lines evaluated with a fine-tuned adapter are left out: they belong on the fine-tuning page.
+    Lines evaluated with a fine-tuned adapter are left out (they belong on the fine-tuning page), and so are runs
+    under non-default conventions (another seed, ``--probe-compat``...): they have rows of their own elsewhere.
     """
-    base = [e for e in included(entries, include_proxy) if not e.line.adapter]
+    base = [e for e in included(entries, include_proxy) if not e.line.adapter and not e.conventions]
     by_target: dict[str | None, list[Entry]] = defaultdict(list)
     for entry in base:
         by_target[entry.line.target].append(entry)
@@ -203,16 +217,18 @@ def paper_table(entries: Sequence[Entry], catalog: Catalog, include_proxy: bool)
 
 
 def _block(target: str | None, entries: list[Entry], catalog: Catalog, overall: bool) -> TableBlock:
-    grouped: dict[tuple[str | None, str], list[Entry]] = defaultdict(list)
+    grouped: dict[tuple[bool, str | None, str], list[Entry]] = defaultdict(list)
     for entry in entries:
-        grouped[(entry.line.family, entry.line.method)].append(entry)
-    keys = sorted(grouped, key=lambda k: (catalog.order("families", k[0]), catalog.order("methods", k[1])))
-    rows = [TableRow(target=target, family=f, method=m, summary=summarize(grouped[(f, m)])) for f, m in keys]
+        grouped[(entry.line.untrained, entry.line.family, entry.line.method)].append(entry)
+    keys = sorted(grouped, key=lambda k: (k[0], catalog.order("families", k[1]), catalog.order("methods", k[2])))
+    rows = [TableRow(target=target, family=f, method=m, summary=summarize(grouped[(u, f, m)]), untrained=u)
+            for u, f, m in keys]
     return TableBlock(target=target, overall=overall, rows=rows, best={c: _best(rows, c) for c in TABLE_COLUMNS})
 
 
 def _best(rows: list[TableRow], column: str) -> float | None:
-    values = [round(v, 3) for v in (r.value(column) for r in rows) if v is not None]
+    """The best value of a column among trained models' rows (an untrained baseline is never marked best)."""
+    values = [round(v, 3) for v in (r.value(column) for r in rows if not r.untrained) if v is not None]
     if not values:
         return None
     return min(values) if column in LOWER_IS_BETTER else max(values)

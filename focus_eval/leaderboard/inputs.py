@@ -1,7 +1,8 @@
 """Find the leaderboard's input files under each RESULTS_DIR: results lines and fine-tuning comparison files.
 
 A RESULTS_DIR is an ``--output-path`` folder (``<dir>/<model>/results.jsonl``), a model folder
-(``<dir>/results.jsonl``), or a file given directly (``results.jsonl`` or ``compare*.jsonl``). Comparison files
+(``<dir>/results.jsonl``), or a file given directly (``results.jsonl`` or ``compare*.jsonl``). The results of
+``--limit`` runs beside them (``<model>/limit-N/results.jsonl``) are found too, to be marked as such. Comparison files
 written by ``focus-eval compare`` are found as ``<dir>/compare*.jsonl`` and ``<dir>/*/compare.jsonl``.
 """
 
@@ -13,8 +14,10 @@ from pathlib import Path
 from typing import Iterable
 
 from focus_eval.errors import FocusError
+from focus_eval.results.layout import RESULTS_FILE, limit_dir_name
 
-RESULTS_NAME = "results.jsonl"
+RESULTS_NAME = RESULTS_FILE
+LIMITED = limit_dir_name("*")
 COMPARE_PATTERN = "compare*.jsonl"
 
 
@@ -50,6 +53,9 @@ def _discover_one(path: Path) -> SiteInputs:
         return _classify_file(path)
     results = [path / RESULTS_NAME] if (path / RESULTS_NAME).is_file() else []
     results += sorted(p for p in path.glob(f"*/{RESULTS_NAME}") if p.is_file())
+    # --limit runs sit beside the full results (<model>/limit-N/); they are read to be marked, not ranked
+    results += sorted(p for p in [*path.glob(f"{LIMITED}/{RESULTS_NAME}"), *path.glob(f"*/{LIMITED}/{RESULTS_NAME}")]
+                      if p.is_file())
     compares = sorted(p for p in path.glob(COMPARE_PATTERN) if p.is_file())
     compares += sorted(p for p in path.glob("*/compare.jsonl") if p.is_file())
     return SiteInputs(results_files=results, compare_files=compares)

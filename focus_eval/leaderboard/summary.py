@@ -4,8 +4,10 @@ A group is a set of results lines (a target x family x method cell, or one confi
 AUPRC and ECE are unweighted means over the group's lines. Fairness and Quality follow the paper: per gap
 column, the mean over the group's lines; then the mean across columns; then 1 - gap, clipped to [0, 1]. The
 paper fills a missing gap with the median over the table before this; here a missing gap stays missing, and
-each score states its coverage (lines with at least one gap / lines in the group). Shift is 1 - (max - min)
-over datasets of the per-dataset mean AUROC: a spread across datasets, not a transfer measure.
+each score states its coverage (lines with at least one gap / lines in the group). Lines whose AUROC cannot be
+told from chance do not enter Fairness or Quality: a model that ranks at random has small gaps for free.
+Shift is 1 - (max - min) over datasets of the per-dataset mean AUROC: a spread across datasets, not a
+transfer measure.
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ FAIRNESS_SUMMARY_GAPS = ("eo_gap", "accuracy_gap", "auroc_gap")
 QUALITY_SUMMARY_GAPS = QUALITY_GAPS
 QUALITY_GROUP = "quality"
 SUMMARY_METRICS = ("accuracy", "auroc", "auprc", "ece")
+CHANCE = 0.5
+CHANCE_MARGIN = 0.05
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,7 @@ class GroupSummary:
     n_models: int
     n_datasets: int
     untrained: bool
+    n_chance: int = 0
 
 
 def included(entries: Iterable[Entry], include_proxy: bool = False) -> list[Entry]:
@@ -54,12 +59,26 @@ def included(entries: Iterable[Entry], include_proxy: bool = False) -> list[Entr
     return [e for e in entries if include_proxy or not (e.line.proxy or e.underpowered)]
 
 
+def chance_level(entry: Entry) -> bool:
+    """Whether the line's AUROC cannot be told from chance: its 95% interval reaches 0.5 (without an interval,
+    AUROC at most 0.55). A small gap of such a model says nothing about fairness or robustness."""
+    auroc = entry.metric("auroc")
+    if auroc is None:
+        return False
+    ci = entry.metric_ci("auroc")
+    if ci and None not in ci:
+        return ci[0] <= CHANCE
+    return auroc <= CHANCE + CHANCE_MARGIN
+
+
 def summarize(entries: Sequence[Entry]) -> GroupSummary:
     means = {m: _mean(e.metric(m) for e in entries) for m in SUMMARY_METRICS}
+    informative = [e for e in entries if not chance_level(e)]
     return GroupSummary(
         means=means,
-        fairness=gap_score(entries, fairness_columns(entries)),
-        quality=gap_score(entries, quality_columns()),
+        fairness=gap_score(informative, fairness_columns(informative), total=len(entries)),
+        quality=gap_score(informative, quality_columns(), total=len(entries)),
+        n_chance=len(entries) - len(informative),
         shift=shift(entries),
         n_lines=len(entries),
         n_models=len({e.model for e in entries}),
@@ -85,14 +104,16 @@ def _gap_column(section: str, group: str, gap: str) -> Column:
     return lambda entry: entry.gap(section, group, gap)
 
 
-def gap_score(entries: Sequence[Entry], columns: Sequence[Column]) -> Score:
-    """1 - (mean across columns of the per-column mean gap), clipped to [0, 1]; None when no gap exists."""
+def gap_score(entries: Sequence[Entry], columns: Sequence[Column], total: int | None = None) -> Score:
+    """1 - (mean across columns of the per-column mean gap), clipped to [0, 1]; None when no gap exists.
+    ``total`` is the group's size when ``entries`` are the part of it that may count (chance-level lines not)."""
+    total = len(entries) if total is None else total
     column_means = [_mean(column(e) for e in entries) for column in columns]
     present = [m for m in column_means if m is not None]
     covered = sum(any(column(e) is not None for column in columns) for e in entries)
     if not present:
-        return Score(value=None, covered=covered, total=len(entries))
-    return Score(value=min(1.0, max(0.0, 1.0 - fmean(present))), covered=covered, total=len(entries))
+        return Score(value=None, covered=covered, total=total)
+    return Score(value=min(1.0, max(0.0, 1.0 - fmean(present))), covered=covered, total=total)
 
 
 def shift(entries: Sequence[Entry]) -> float | None:

@@ -1,0 +1,61 @@
+"""Row pieces the big tables repeat for every results line: the row's opening tag, model and task links, and the
+badges. Written in Python rather than as template macros because a full grid calls them ~10^4 times per build;
+every value from a results line is escaped here."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+from markupsafe import Markup, escape
+
+from focus_eval.leaderboard.conventions import Convention
+from focus_eval.leaderboard.entries import Entry
+
+BADGE_NOTES = {
+    "proxy": "Proxy task: the label is a stand-in for the target and is left out of group means",
+    "underpowered": "Fewer than 10 test positives: left out of group means",
+    "untrained": "Untrained model (random weights, for plumbing tests only); shown apart from trained models",
+    "contaminated": "Contaminated: {note}",
+    "limited": "A --limit run (the first N test images only): left out of rankings unless the site was built "
+               "with --include-limited",
+    "chance": "AUROC cannot be told from chance (its 95% interval reaches 0.5): a small gap says nothing here",
+    "local": "Weights from local files, not a public hub release: {note}",
+}
+
+
+def badge(flag: str, note: str = "", text: str = "") -> Markup:
+    title = BADGE_NOTES.get(flag, note or flag).replace("{note}", note)
+    return Markup(f'<span class="badge badge-{escape(flag)}" title="{escape(title)}">{escape(text or flag)}</span>')
+
+
+def convention_badges(conventions: Iterable[Convention], skip: tuple[str, ...] = ()) -> Markup:
+    return Markup("".join(f'<span class="badge badge-convention" title="{escape(c.description)}">'
+                          f"{escape(c.label)}</span>" for c in conventions if c.key not in skip))
+
+
+def badges(entry: Entry) -> Markup:
+    """The line's flags, then its non-default conventions (the limit is said by the ``limited`` flag)."""
+    marks = "".join(badge(flag, entry.contamination or "") for flag in entry.flags)
+    return Markup(marks) + convention_badges(entry.conventions, skip=("limit",))
+
+
+def row_open(entry: Entry, extra: dict[str, Any] | None = None) -> Markup:
+    """``<tr>`` with a class per flag and the data attributes the filters select on."""
+    line = entry.line
+    attrs = {"family": line.family, "domain": line.domain, "method": line.method, "target": line.target,
+             "dataset": line.dataset, **(extra or {})}
+    classes = " ".join(f"is-{flag}" for flag in entry.flags)
+    data = "".join(f' data-{escape(k)}="{escape(v or "")}"' for k, v in attrs.items())
+    return Markup(f'<tr class="{classes}"{data}>')
+
+
+def model_link(entry: Entry, root: str, slugs: dict[str, str]) -> Markup:
+    link = f'<a href="{escape(root)}models/{escape(slugs[entry.model])}.html">{escape(entry.model)}</a>'
+    if entry.line.adapter:
+        link += f' <span class="adapter">+ {escape(entry.line.adapter)}</span>'
+    return Markup(link)
+
+
+def task_link(entry: Entry, root: str, slugs: dict[str, str]) -> Markup:
+    task = entry.line.task
+    return Markup(f'<a href="{escape(root)}tasks/{escape(slugs[task])}.html">{escape(task)}</a>')

@@ -1,0 +1,71 @@
+"""Run conventions of a results line: the options that change its numbers (``--seed``, ``--probe-compat``,
+``--probe-select``, ``--zs-scale``, ``--limit``, a split file, the prepared-image cache) when they differ from
+the runner's defaults.
+
+Every non-default convention is shown as a badge, and lines whose conventions differ are never merged into one
+row: the conventions are part of a configuration's identity. ``--n-boot`` is not among them (it changes the
+width of an interval, not the estimate).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Callable
+
+from focus_eval.runner.provenance import EXPLAIN
+from focus_eval.runner.run import RunOptions
+
+_DEFAULTS = {f.name: f.default for f in fields(RunOptions)}
+
+# results-line key (in ``extra``) -> how its badge names a non-default value; the defaults are RunOptions'
+_LABELS: dict[str, Callable[[Any], str]] = {
+    "seed": lambda v: f"seed {v}",
+    "probe_compat": lambda v: "probe-compat",
+    "probe_select": lambda v: f"probe-select {v}",
+    "zs_scale": lambda v: f"zs-scale {v:g}" if isinstance(v, (int, float)) else f"zs-scale {v}",
+    "limit": lambda v: f"limit {v}",
+    "use_prepared": lambda v: "raw images (no prepared cache)",
+    "split_file_sha256": lambda v: f"split file {str(v)[:8]}",
+}
+
+
+@dataclass(frozen=True)
+class Convention:
+    """One non-default run option of a results line."""
+
+    key: str
+    value: Any
+    label: str
+    description: str
+
+
+def default_of(key: str) -> Any:
+    return _DEFAULTS.get(key)
+
+
+def conventions(extra: dict[str, Any], limited: bool = False) -> tuple[Convention, ...]:
+    """The line's non-default conventions, in a fixed order. A line marked ``limited`` without its
+    ``extra.limit`` still carries a limit convention (its numbers come from a subset of the test split)."""
+    found = []
+    for key, label in _LABELS.items():
+        value = extra.get(key, default_of(key))
+        if key == "seed" and value is None:
+            value = default_of(key)  # scoring fills a missing seed with the default
+        if value == default_of(key) and not (key == "limit" and limited):
+            continue
+        if key == "limit" and value is None:
+            value = "?"
+        what = EXPLAIN.get(key, key)
+        found.append(Convention(key=key, value=value, label=label(value),
+                                description=f"non-default {what}: {value!r} (default {default_of(key)!r})"))
+    return tuple(found)
+
+
+def signature(found: tuple[Convention, ...]) -> str:
+    """A text that is equal for two lines exactly when their conventions are."""
+    return ";".join(f"{c.key}={c.value!r}" for c in found)
+
+
+def describe(found: tuple[Convention, ...]) -> str:
+    """The conventions as a short label (``seed 1, probe-compat``), or an empty text for the defaults."""
+    return ", ".join(c.label for c in found)

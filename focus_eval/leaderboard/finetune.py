@@ -1,0 +1,92 @@
+"""The fine-tuning page: paired deltas of each adapter against its base model, the in-domain vs out-of-domain
+summaries as a forest plot, and every delta on one axis by metric and domain.
+
+A delta is called significant only when q < 0.05, the comparison is powered and its interval excludes zero;
+otherwise the page says "not significant" (and why, when it is underpowered), whatever the colour of the number.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from focus_eval.leaderboard import charts
+from focus_eval.leaderboard.compare import DOMAIN_LABELS
+from focus_eval.leaderboard.csvdata import CsvTable
+from focus_eval.leaderboard.figures import Point, StripGroup, strip
+from focus_eval.leaderboard.site import Site
+from focus_eval.leaderboard.stats import MIN_COMPARISONS, MIN_PAIRED, MIN_POSITIVES, SIGNIFICANCE_Q, fmt_p, \
+    fmt_signed
+from focus_eval.leaderboard.views import ViewPage
+
+
+def domain_label(domain: str) -> str:
+    return DOMAIN_LABELS.get(domain, domain)
+
+
+def finetune_view(site: Site) -> ViewPage | None:
+    data, catalog = site.compare, site.catalog
+    if not data:
+        return None
+    metric_label = catalog.metric_label
+    summaries = sorted(data.summaries, key=lambda s: (s.metric, s.domain))
+    items = [(f"{metric_label(s.metric)} \u00b7 {domain_label(s.domain)}", s.mean_delta, s.ci,
+              f"mean delta {fmt_signed(s.mean_delta)}, q = {fmt_p(s.q)}, {s.verdict.text}", s.verdict.status)
+             for s in summaries]
+    comparisons = sorted(data.comparisons, key=lambda c: (c.metric, c.domain, c.adapter or "", c.test_task or ""))
+    return ViewPage(name="finetune", title="Fine-tuning", template="finetune.html",
+                    csv={"finetune": _csv(comparisons), "finetune-summary": _summary_csv(summaries)},
+                    context={
+                        "summaries": summaries, "comparisons": comparisons,
+                        "forest": charts.forest(items) if items else None,
+                        "deltas": _deltas(comparisons, metric_label),
+                        "other_kinds": sorted(data.other_kinds.items()), "filters": _filters(comparisons),
+                        "significance_q": SIGNIFICANCE_Q, "min_comparisons": MIN_COMPARISONS,
+                        "min_positives": MIN_POSITIVES, "min_paired": MIN_PAIRED,
+                        "metric_label": metric_label, "domain_label": domain_label})
+
+
+def _deltas(comparisons, metric_label):
+    """Every delta on one signed axis: a band per metric, a row per domain, dots coloured by verdict."""
+    grouped: dict[tuple[str, str], list[Point]] = defaultdict(list)
+    for c in comparisons:
+        if c.delta is None:
+            continue
+        title = (f"{c.adapter or c.model} on {c.test_task}: {metric_label(c.metric)} delta {fmt_signed(c.delta)}"
+                 f", q = {fmt_p(c.q)}, {c.verdict.text}")
+        grouped[(c.metric, c.domain)].append(Point(c.delta, title, c.verdict.status))
+    if not grouped:
+        return None
+    groups = [StripGroup(band=metric_label(metric), label=domain_label(domain), points=points)
+              for (metric, domain), points in sorted(grouped.items())]
+    return strip(groups, "Fine-tuning deltas by metric and domain", "delta (fine-tuned \u2212 base)", signed=True)
+
+
+def _csv(comparisons) -> CsvTable:
+    table = CsvTable(("adapter", "base_model", "train_dataset", "test_task", "test_dataset", "domain", "metric",
+                      "base", "fine_tuned", "delta", "ci_low", "ci_high", "p", "q", "n", "n_pos", "underpowered",
+                      "verdict"))
+    for c in comparisons:
+        table.add(c.adapter or c.model, c.base_model, c.train_dataset, c.test_task, c.test_dataset, c.domain,
+                  c.metric, c.base, c.ft, c.delta, *(c.ci or (None, None)), c.p, c.q, c.n, c.n_pos, c.underpowered,
+                  c.verdict.status)
+    return table
+
+
+def _summary_csv(summaries) -> CsvTable:
+    table = CsvTable(("metric", "domain", "mean_delta", "ci_low", "ci_high", "p", "q", "n_comparisons",
+                      "underpowered", "verdict"))
+    for s in summaries:
+        table.add(s.metric, s.domain, s.mean_delta, *(s.ci or (None, None)), s.p, s.q, s.n_comparisons,
+                  s.underpowered, s.verdict.status)
+    return table
+
+
+def _filters(comparisons) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    options = []
+    for key, label in (("metric", "Metric"), ("domain", "Domain"), ("target", "Target"),
+                       ("base_model", "Base model"), ("train_dataset", "Trained on"), ("test_dataset", "Tested on")):
+        values = sorted({str(getattr(c, key)) for c in comparisons if getattr(c, key) is not None})
+        if len(values) > 1:
+            labels = [domain_label(v) if key == "domain" else v for v in values]
+            options.append((key, label, list(zip(values, labels))))
+    return options

@@ -1,0 +1,61 @@
+"""The overview's main table: one row per configuration (model, method, adapter, conventions) with its mean
+AUROC per target and over all tasks, each with an interval, the tasks it covers, and its flags.
+
+Means are unweighted over the included tasks (proxy and underpowered tasks only with ``--include-proxy``), as
+group lines are. Their interval combines the tasks' 95% intervals as independent normal errors (a
+results line keeps no bootstrap replicates to resample), so it is an approximation, said so on the page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from focus_eval.leaderboard.groups import Configuration, TaskInfo
+from focus_eval.leaderboard.stats import Mean, competition_ranks, mean_with_interval
+from focus_eval.leaderboard.summary import included
+
+
+@dataclass(frozen=True)
+class MainRow:
+    """One configuration's row of the main table."""
+
+    config: Configuration
+    overall: Mean
+    targets: dict[str, Mean]
+    covered: int
+    total: int
+    contaminated: int
+    rank: int | None = None
+
+    @property
+    def untrained(self) -> bool:
+        return self.config.untrained
+
+
+def main_rows(configs: Sequence[Configuration], tasks: Sequence[TaskInfo], targets: Sequence[str],
+              include_proxy: bool) -> list[MainRow]:
+    """Rows of trained configurations, best overall AUROC first, then untrained baselines (ranked apart)."""
+    counted = {t.name for t in tasks if include_proxy or not (t.proxy or t.underpowered)}
+    rows = []
+    for config in configs:
+        lines = included(config.entries, include_proxy)
+        rows.append(MainRow(
+            config=config, overall=mean_of(lines),
+            targets={t: mean_of([e for e in lines if e.line.target == t]) for t in targets},
+            covered=len({e.line.task for e in lines if e.metric("auroc") is not None} & counted),
+            total=len(counted), contaminated=sum(e.contamination is not None for e in lines)))
+    trained = _ranked([r for r in rows if not r.untrained])
+    baselines = _ranked([r for r in rows if r.untrained])
+    return trained + baselines
+
+
+def mean_of(entries) -> Mean:
+    """Mean AUROC of results lines with its combined interval."""
+    return mean_with_interval((e.metric("auroc"), e.metric_ci("auroc")) for e in entries)
+
+
+def _ranked(rows: list[MainRow]) -> list[MainRow]:
+    rows = sorted(rows, key=lambda r: (r.overall.value is None, -(r.overall.value or 0.0), r.config.label))
+    ranks = competition_ranks([r.overall.value for r in rows])
+    return [replace(r, rank=rank) for r, rank in zip(rows, ranks)]

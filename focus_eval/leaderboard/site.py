@@ -1,0 +1,58 @@
+"""Everything one build shows, gathered once: the pages read from this record and never from files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from focus_eval.data.readers.synth import NAMES as SYNTHETIC_DATASETS
+from focus_eval.leaderboard.catalog import Catalog
+from focus_eval.leaderboard.compare import CompareData
+from focus_eval.leaderboard.entries import Entry, GroupLine
+from focus_eval.leaderboard.groups import Configuration, ModelInfo, TableBlock, TaskInfo
+from focus_eval.leaderboard.maintable import MainRow
+from focus_eval.leaderboard.runinfo import RunIndex
+from focus_eval.leaderboard.samples import SampleView
+
+
+@dataclass
+class Site:
+    """The build's results, grouped the ways the pages show them.
+
+    ``entries`` holds every results line (model and task pages list them all); ``ranked`` the lines that enter
+    rankings, means and figures (``--limit`` runs only with ``--include-limited``).
+    """
+
+    catalog: Catalog
+    entries: list[Entry]
+    tasks: list[TaskInfo]
+    models: list[ModelInfo]
+    configs: list[Configuration]
+    top: list[Configuration]
+    table: list[TableBlock]
+    samples: dict[tuple, SampleView]
+    compare: CompareData
+    include_proxy: bool
+    model_slugs: dict[str, str]
+    task_slugs: dict[str, str]
+    group_lines: list[GroupLine] = field(default_factory=list)
+    ranked: list[Entry] = field(default_factory=list)
+    main: list[MainRow] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
+    runs: RunIndex = field(default_factory=RunIndex)
+    include_limited: bool = False
+    title: str = "FOCUS leaderboard"
+    base_url: str | None = None
+
+    @property
+    def synthetic(self) -> bool:
+        """Whether every results line comes from a synthetic dataset (the demo's numbers say nothing about
+        real photographs)."""
+        return bool(self.entries) and all(e.line.dataset in SYNTHETIC_DATASETS for e in self.entries)
+
+    @property
+    def n_limited(self) -> int:
+        return sum(e.limited for e in self.entries)
+
+    @property
+    def has_trained(self) -> bool:
+        return any(not e.line.untrained for e in self.ranked)
