@@ -45,6 +45,13 @@ MODELS = (
     ModelSpec("flair", "flair", "vlm", "ophthalmic", False, ("zero_shot",), 1.3, contamination=("idrid",)),
 )
 
+# Made-up results for the README's screenshots: the standard models without the hostile name, and three more.
+SHOWCASE = tuple(m for m in MODELS if m.name != HOSTILE) + (
+    ModelSpec("ophtho-vit", "ophtho-vit", "vm", "ophthalmic", False, ("linear_probe",), 1.4),
+    ModelSpec("general-clip", "general-clip", "vlm", "general", False, ("zero_shot", "linear_probe"), 0.9),
+    ModelSpec("med-mllm", "med-mllm", "mllm", "medical", False, ("prompt",), 0.7),
+)
+
 TASKS = (
     TaskSpec("dr_synth_desktop", "synth_desktop", "dr"),
     TaskSpec("dr_synth_mobile", "synth_mobile", "dr"),

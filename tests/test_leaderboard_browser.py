@@ -46,13 +46,14 @@ TEXT = ("main p, main li, main dt, main dd, main th, main td, main span, main a,
 
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
-    """The known results set, the standard synthetic one (with comparisons and a hostile model name), and the
-    standard one without the hostile name for the screenshots."""
+    """The known results set, the standard synthetic one (with comparisons and a hostile model name), and a
+    showcase of made-up results on the synthetic datasets for the screenshots."""
     root = tmp_path_factory.mktemp("browser")
     known = data.write_known(root / "known")
     built = {"known": build_site([known, known / "seed-1", known / "eye-vit"], root / "known-site")}
-    for name, models in (("standard", data.MODELS), ("showcase", [m for m in data.MODELS if m.name != data.HOSTILE])):
-        results = data.write_results(root / name, models=models)
+    synthetic = [t for t in data.TASKS if t.dataset.startswith("synth_")]
+    for name, models, tasks in (("standard", data.MODELS, data.TASKS), ("showcase", data.SHOWCASE, synthetic)):
+        results = data.write_results(root / name, models=models, tasks=tasks)
         data.write_compare(results / "compare.jsonl")
         built[name] = build_site([results], root / f"{name}-site")
     return built
@@ -75,6 +76,16 @@ def test_every_page_loads_offline_without_errors_or_dialogs(browser, sites):
         for page in report.pages:
             v.open(report.out_dir / page)
         v.close()
+
+
+def test_no_page_is_wider_than_a_phone(browser, sites):
+    """Wide tables and charts scroll inside their own boxes; the page itself never scrolls sideways."""
+    v = visit(browser, PHONE)
+    report = sites["standard"]
+    for name in report.pages:
+        page = v.open(report.out_dir / name)
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE[0], name
+    v.close()
 
 
 def test_main_table_sorts_and_hides_untrained_rows(browser, sites):

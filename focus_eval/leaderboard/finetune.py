@@ -34,6 +34,7 @@ def finetune_view(site: Site) -> ViewPage | None:
              for s in summaries]
     comparisons = sorted(data.comparisons, key=lambda c: (c.metric, c.domain, c.adapter or "", c.test_task or ""))
     return ViewPage(name="finetune", title="Fine-tuning", template="finetune.html",
+                    summary="in-domain vs out-of-domain fine-tuning deltas",
                     csv={"finetune": _csv(comparisons), "finetune-summary": _summary_csv(summaries)},
                     context={
                         "summaries": summaries, "comparisons": comparisons,

@@ -50,13 +50,17 @@ def fairness_view(site: Site) -> ViewPage:
     filters = filter_options([r.entry for r in rows], site.catalog)
     if len(attributes) > 1:
         filters.append(("attribute", "Attribute", [(a, site.catalog.label("attributes", a)) for a in attributes]))
-    return _page(site, "fairness", "Fairness", rows, FAIRNESS_GAPS, FAIRNESS_SUMMARY_GAPS, filters)
+    page = _page(site, "fairness", "Fairness", rows, FAIRNESS_GAPS, FAIRNESS_SUMMARY_GAPS, filters)
+    page.summary = "age and sex gaps with per-group values, by family"
+    return page
 
 
 def robustness_view(site: Site) -> ViewPage:
     rows = gap_rows(site, "robustness", lambda e: [QUALITY_GROUP])
-    return _page(site, "robustness", "Robustness", rows, QUALITY_GAPS, QUALITY_GAPS,
+    page = _page(site, "robustness", "Robustness", rows, QUALITY_GAPS, QUALITY_GAPS,
                  filter_options([r.entry for r in rows], site.catalog))
+    page.summary = "image-quality gaps with per-group values, by family"
+    return page
 
 
 def _page(site: Site, name: str, title: str, rows: list[GapRow], gaps: Sequence[str], shown: Sequence[str],

@@ -19,17 +19,6 @@ from focus_eval.leaderboard.summary import included
 from focus_eval.leaderboard.views import ViewPage, view_pages
 from focus_eval.results.schema import METRICS
 
-# What the overview says about each view page it links to.
-VIEW_NOTES = {
-    "domains": "general vs ophthalmic vs medical pretraining, per family and method",
-    "datasets": "mean AUROC of every configuration on every dataset",
-    "families": "AUROC by model family, per dataset",
-    "calibration": "ECE and pooled reliability diagrams by family",
-    "fairness": "age and sex gaps with per-group values, by family",
-    "robustness": "image-quality gaps with per-group values, by family",
-    "finetune": "in-domain vs out-of-domain fine-tuning deltas",
-}
-
 
 def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], dict[str, str]]:
     """(relative page path -> HTML, relative data path -> CSV text) for the whole site."""
@@ -95,7 +84,7 @@ def overview_context(site: Site, views: list[ViewPage]) -> dict[str, Any]:
         "radar": charts.radar(site.top) if site.top else None,
         "tasks": site.tasks,
         "models": site.models,
-        "views": [(v.name, v.title, VIEW_NOTES.get(v.name, "")) for v in views],
+        "views": [(v.name, v.title, v.summary) for v in views],
         "counts": {"lines": len(site.entries), "files": len({e.source for e in site.entries}),
                    "models": len(site.models), "tasks": len(site.tasks), "configs": len(site.configs)},
         "flag_counts": Counter(flag for e in site.entries for flag in e.flags),

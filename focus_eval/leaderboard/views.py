@@ -35,6 +35,7 @@ class ViewPage:
     template: str
     context: dict[str, Any] = field(default_factory=dict)
     csv: dict[str, CsvTable] = field(default_factory=dict)
+    summary: str = ""  # what the overview says when it links to the page
 
 
 def _builtin() -> None:
@@ -95,6 +96,7 @@ def domains_view(site: Site) -> ViewPage:
         table.add(r.target, r.family, r.method, r.domain, s.n_models, s.n_lines, s.means["auroc"], s.means["auprc"],
                   s.means["accuracy"], s.means["ece"], s.fairness.value, s.quality.value)
     return ViewPage(name="domains", title="Domains", template="domains.html", csv={"domains": table},
+                    summary="general vs ophthalmic vs medical pretraining, per family and method",
                     context={"rows": rows, "figure": _domain_figure(rows, site) if rows else None,
                              "domains": sorted({r.domain for r in rows}, key=lambda d: catalog.order("domains", d))})
 
@@ -149,6 +151,7 @@ def datasets_view(site: Site) -> ViewPage:
     best = {d: max((round(r.cells[d].value, 3) for r in rows if not r.config.untrained
                     and r.cells[d].value is not None), default=None) for d in datasets}
     return ViewPage(name="datasets", title="Datasets", template="datasets.html", csv={"datasets": table},
+                    summary="mean AUROC of every configuration on every dataset",
                     context={"datasets": datasets, "rows": rows, "best": best})
 
 
@@ -174,6 +177,7 @@ def families_view(site: Site) -> ViewPage:
     figure = strip(groups, "AUROC by family, per dataset", "mean AUROC of a configuration on the dataset",
                    low=0.5, high=1.0, reference=0.5) if groups else None
     return ViewPage(name="families", title="Families", template="families.html", csv={"families": table},
+                    summary="AUROC by model family, per dataset",
                     context={"figure": figure, "datasets": datasets})
 
 
@@ -220,5 +224,6 @@ def calibration_view(site: Site) -> ViewPage:
     figure = strip(groups, "ECE by family", "expected calibration error (lower is better)", low=0.0) \
         if any(g.points for g in groups) else None
     return ViewPage(name="calibration", title="Calibration", template="calibration.html",
+                    summary="ECE and pooled reliability diagrams by family",
                     csv={"calibration": per_line, "calibration-bins": bins},
                     context={"figure": figure, "families": families})
