@@ -25,6 +25,7 @@ class SharedPrefix:
     total_mask: torch.Tensor  # [rows, prefix length + suffix length]
     suffix_positions: torch.Tensor
     slots: torch.Tensor  # image slot of each row
+    rows_are_images: bool = False  # one prompt per image: the prefix cache rows are the rows already
 
 
 def plan_shared_prefix(model, rows: dict[str, Any], slots: Sequence[int], image_meta: dict[str, Any],
@@ -83,7 +84,8 @@ def plan_shared_prefix(model, rows: dict[str, Any], slots: Sequence[int], image_
     total_mask = torch.cat([prefix_mask.index_select(0, index), suffix_mask], dim=1)
     # Positions of the suffix tokens as the plain left-padded batch has them: its last suffix_width columns.
     positions = model._prepare_position_ids_for_generation(rows["input_ids"], dict(rows))[..., -suffix_width:]
-    return SharedPrefix(prefix_inputs, suffix_ids.to(device), total_mask.to(device), positions, index.to(device))
+    return SharedPrefix(prefix_inputs, suffix_ids.to(device), total_mask.to(device), positions, index.to(device),
+                        list(slots) == list(range(len(slots))))
 
 
 @torch.inference_mode()
@@ -94,7 +96,8 @@ def run_shared_prefix(model, plan: SharedPrefix, image_features) -> tuple[torch.
     prefix["position_ids"] = model._prepare_position_ids_for_generation(prefix["input_ids"], dict(prefix))
     out = model(**prefix, mm_encoder_outputs={"image": image_features}, use_cache=True, logits_to_keep=1)
     cache = out.cache
-    cache.reorder_cache(plan.slots)
+    if not plan.rows_are_images:
+        cache.reorder_cache(plan.slots)  # one cache row per prompt
     out = model(input_ids=plan.suffix_ids, attention_mask=plan.total_mask, position_ids=plan.suffix_positions,
                 cache=cache, use_cache=True, logits_to_keep=1)
     return out.logits[:, -1, :].float(), out.cache
