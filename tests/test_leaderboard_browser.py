@@ -78,6 +78,25 @@ def test_every_page_loads_offline_without_errors_or_dialogs(browser, sites):
         v.close()
 
 
+def test_charts_are_drawn_and_a_hostile_model_name_stays_text(browser, sites):
+    report = sites["standard"]
+    n_configs = sum(len(m.methods) for m in data.MODELS)
+    v = visit(browser, DESKTOP)
+    page = v.open(report.out_dir / "index.html")
+    assert page.locator("#heatmap .cells rect").count() == n_configs * len(data.TASKS)
+    assert page.locator("#radar .series polygon").count() == 3  # the trained configurations only
+    page.get_by_role("link", name=data.HOSTILE, exact=True).first.click()
+    page.wait_for_load_state("load")
+    assert page.locator("h1").inner_text().startswith(data.HOSTILE)
+    assert page.evaluate("document.querySelectorAll('script').length") == 1 and v.dialogs == []
+    page = v.open(report.out_dir / "tasks" / "dr_synth_desktop.html")
+    assert page.locator("svg.reliability").count() == n_configs
+    assert page.locator("svg.reliability .axis-title").count() == 2 * n_configs
+    page = v.open(report.out_dir / "fairness.html")
+    assert page.locator("#fairness-figure circle.dot").count() > 20
+    v.close()
+
+
 def test_no_page_is_wider_than_a_phone(browser, sites):
     """Wide tables and charts scroll inside their own boxes; the page itself never scrolls sideways."""
     v = visit(browser, PHONE)

@@ -7,13 +7,13 @@ that, from the shipped preset file of the same name, with a note when that file 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from focus_eval.errors import FocusError
 from focus_eval.leaderboard.entries import Entry
 from focus_eval.leaderboard.groups import ModelInfo, rank_key
-from focus_eval.leaderboard.runinfo import RunIndex, RunInfo
+from focus_eval.leaderboard.runinfo import RunIndex
 from focus_eval.leaderboard.summary import included
 from focus_eval.presets import load_preset
 from focus_eval.resources import resource_dir
@@ -38,7 +38,6 @@ class ModelCard:
     datasets: list[tuple[str, int]]
     best: list[Entry]
     worst: list[Entry]
-    runs: list[RunInfo] = field(default_factory=list)
 
     def get(self, key: str) -> Any:
         value = self.preset.get(key)
@@ -72,7 +71,7 @@ def model_card(model: ModelInfo, runs: RunIndex, ranked: Sequence[Entry], includ
         datasets.setdefault(e.line.dataset or "\u2014", set()).add(e.line.task)
     return ModelCard(preset=preset, preset_from=preset_from, preset_note=note, source=source, source_url=url,
                      revision=revision, datasets=sorted((d, len(t)) for d, t in datasets.items()), best=best,
-                     worst=worst, runs=runs.presets(model.name))
+                     worst=worst)
 
 
 def _preset(model: ModelInfo, runs: RunIndex) -> tuple[dict[str, Any], str, str | None]:
