@@ -14,9 +14,10 @@ import numpy as np
 from focus_eval.metrics.aggregate import aggregate_group
 from focus_eval.metrics.arrays import SampleArrays, metric_batch
 from focus_eval.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_weights, summarize
+from focus_eval.metrics.classes import class_spec, unit_replicates
 from focus_eval.results import store
 from focus_eval.results.layout import OutputLayout
-from focus_eval.results.schema import METRICS
+from focus_eval.results.schema import CLASS_METRICS, METRICS
 
 GROUP_KIND = "group"
 CI_METHOD = "member_task_bootstrap_mean"
@@ -32,9 +33,16 @@ def member_replicates(layout: OutputLayout, task: str, method: str) -> tuple[dic
     samples, reason = store.unit_status(layout, meta)
     if samples is None:
         raise ValueError(f"{task}.{method}: {reason}")
-    arrays = SampleArrays.from_samples(samples)
     n_boot = DEFAULT_N_BOOT if meta.n_boot is None else meta.n_boot
-    weights = bootstrap_weights(arrays.patient_id, n_boot, DEFAULT_SEED if meta.seed is None else meta.seed)
+
+    def weights_of(patients):
+        return bootstrap_weights(patients, n_boot, DEFAULT_SEED if meta.seed is None else meta.seed)
+
+    spec = class_spec(meta)
+    if spec is not None:  # a multi-class member: its own metrics (metrics.classes)
+        return unit_replicates(samples, spec, weights_of), meta.to_dict()
+    arrays = SampleArrays.from_samples(samples)
+    weights = weights_of(arrays.patient_id)
     return {name: metric_batch(name, arrays, weights) for name in METRICS}, meta.to_dict()
 
 
@@ -45,15 +53,18 @@ def group_line(model_dir: Path | OutputLayout, group: str, members: list[str], m
     layout = store.layout_of(model_dir)
     lines = [r for r in store.read_results(layout, skip_bad=True)
              if not is_group_line(r) and r.get("method") == method and r.get("task") in members]
-    summary = aggregate_group(lines, list(members), include_proxy=include_proxy)
+    names = CLASS_METRICS if any(r.get("output_type") for r in lines) else METRICS
+    summary = aggregate_group(lines, list(members), include_proxy=include_proxy, metrics=names)
     if not summary["rows"] or not summary["rows"][0]["tasks"]:
         return None
     row = summary["rows"][0]
     replicates, meta = {}, {}
     for task in row["tasks"]:
         replicates[task], meta = member_replicates(layout, task, method)
+    if len({tuple(values) for values in replicates.values()}) > 1:
+        raise ValueError(f"group {group} mixes binary and multi-class tasks; their metrics cannot be averaged")
     metrics, ci = {}, {}
-    for name in METRICS:
+    for name in names:
         stacked = [replicates[t][name] for t in row["tasks"] if np.isfinite(replicates[t][name][0])]
         if not stacked:
             metrics[name], ci[name] = None, [None, None]

@@ -13,6 +13,11 @@ Counting rules:
 - Intervals: percentile bootstrap over patients when some image's patient id differs from its image id
   ("patient_bootstrap"), over images otherwise ("image_bootstrap"); n_boot and seed come from meta.
 All rows of one call must come from one split (the evaluated one, normally test).
+
+A unit whose meta names a non-binary output type (extra.output_type, with its classes) is scored by
+``metrics.classes``: CLASS_METRICS, n_pos = rows whose label is not the first class, n_valid = rows with class
+probabilities, every row without an error counted by the hard-label metrics (an unanswered row is a miss), and
+extra.confusion_matrix, extra.random_guess and extra.class_counts.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from focus_eval.errors import FocusError
 from focus_eval.files import locked
 from focus_eval.metrics.arrays import SampleArrays, metric_batch
 from focus_eval.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_weights, ci_method, summarize
+from focus_eval.metrics.classes import class_spec
 from focus_eval.metrics.fairness import fairness
 from focus_eval.metrics.robustness import robustness
 from focus_eval.results import store
@@ -92,36 +98,69 @@ def copied_extra(meta: UnitMeta) -> dict[str, Any]:
     return {**others, **(meta.extra or {})}
 
 
+def _binary_part(samples: Sequence[Any], meta: UnitMeta, weights_of) -> dict[str, Any]:
+    """The results-line fields that depend on the samples, for a binary unit."""
+    arrays = SampleArrays.from_samples(samples)
+    weights = weights_of(arrays.patient_id)
+    metrics, intervals = {}, {}
+    for name in METRICS:
+        metrics[name], intervals[name] = summarize(metric_batch(name, arrays, weights))
+    extra = {"n_threshold": int(arrays.has_pred.sum())}
+    if carries_prompt_fields(samples):
+        extra.update(_prompt_extra(samples, arrays))
+    return dict(n=arrays.n, n_pos=int(arrays.y.sum()), n_valid=int(arrays.has_score.sum()),
+                n_unparsed=int(arrays.unparsed.sum()), n_errors=int(arrays.error.sum()), metrics=metrics,
+                ci=intervals, ci_method=ci_method(arrays.image_id, arrays.patient_id),
+                fairness=fairness(arrays, weights, meta.age_threshold), robustness=robustness(arrays, weights),
+                extra=extra, patients=arrays.patient_id)
+
+
+def _class_part(samples: Sequence[Any], meta: UnitMeta, spec: dict[str, Any], weights_of) -> dict[str, Any]:
+    """The results-line fields that depend on the samples, for a multi-class unit (metrics.classes)."""
+    from focus_eval.metrics.classes import (ClassArrays, class_fairness, class_metrics, class_robustness, confusion,
+                                            random_guess)
+
+    arrays = ClassArrays.from_samples(samples, len(spec["classes"]), spec["multilabel"], spec["ordinal"])
+    weights = weights_of(arrays.patient_id)
+    metrics, intervals = class_metrics(arrays, weights)
+    usable = ~arrays.error
+    extra = {"classes": spec["classes"], "multilabel": spec["multilabel"], "ordinal": spec["ordinal"],
+             "n_answered": int(arrays.answered.sum()), "confusion_matrix": confusion(arrays, spec["classes"]),
+             "random_guess": random_guess(arrays),
+             "unparsed_rate": float(arrays.unparsed.mean()) if arrays.n else None,
+             "class_counts": dict(zip(spec["classes"], arrays.y[usable].sum(0).astype(int).tolist()))}
+    return dict(n=arrays.n, n_pos=int(arrays.y[:, 1:].any(axis=1).sum()), n_valid=int(arrays.has_probs.sum()),
+                n_unparsed=int(arrays.unparsed.sum()), n_errors=int(arrays.error.sum()), metrics=metrics,
+                ci=intervals, ci_method=ci_method(arrays.image_id, arrays.patient_id),
+                fairness=class_fairness(arrays, weights, meta.age_threshold),
+                robustness=class_robustness(arrays, weights), extra=extra, patients=arrays.patient_id,
+                output_type=spec["output_type"])
+
+
 def evaluate_samples(samples: Sequence[Any], meta: UnitMeta | dict[str, Any]) -> ResultLine:
     """The results line of one (task, method) from its sample lines (SampleLine or dicts) and meta."""
     meta = as_meta(meta)
     split = _split_of(samples)
-    arrays = SampleArrays.from_samples(samples)
     n_boot = int(DEFAULT_N_BOOT if meta.n_boot is None else meta.n_boot)
     seed = int(DEFAULT_SEED if meta.seed is None else meta.seed)
-    weights = bootstrap_weights(arrays.patient_id, n_boot, seed)
-    metrics, intervals = {}, {}
-    for name in METRICS:
-        metrics[name], intervals[name] = summarize(metric_batch(name, arrays, weights))
-    n_pos = int(arrays.y.sum())
+
+    def weights_of(patients):
+        return bootstrap_weights(patients, n_boot, seed)
+
+    spec = class_spec(meta)
+    part = _binary_part(samples, meta, weights_of) if spec is None else _class_part(samples, meta, spec, weights_of)
     extra: dict[str, Any] = {
         "split": split,
-        "n_threshold": int(arrays.has_pred.sum()),
-        "n_patients": int(len(set(arrays.patient_id))),
+        **({"n_threshold": part["extra"].pop("n_threshold")} if spec is None else {}),
+        "n_patients": int(len(set(part.pop("patients")))),
         "seed": seed,
         "threshold_rule": meta.threshold_rule,
+        **part.pop("extra"),
     }
-    if carries_prompt_fields(samples):
-        extra.update(_prompt_extra(samples, arrays))
     return ResultLine(
-        **{k: getattr(meta, k) for k in DESCRIPTIVE},
-        n=arrays.n, n_pos=n_pos, n_valid=int(arrays.has_score.sum()), n_unparsed=int(arrays.unparsed.sum()),
-        n_errors=int(arrays.error.sum()), metrics=metrics, ci=intervals,
-        ci_method=ci_method(arrays.image_id, arrays.patient_id), n_boot=n_boot,
-        fairness=fairness(arrays, weights, meta.age_threshold),
-        robustness=robustness(arrays, weights),
+        **{k: getattr(meta, k) for k in DESCRIPTIVE}, **part, n_boot=n_boot,
         created=meta.created or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        underpowered=n_pos < UNDERPOWERED_POSITIVES, limited=meta.fingerprint.get("limit") is not None,
+        underpowered=part["n_pos"] < UNDERPOWERED_POSITIVES, limited=meta.fingerprint.get("limit") is not None,
         extra={**copied_extra(meta), **extra},
     )
 

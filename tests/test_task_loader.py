@@ -57,6 +57,11 @@ def index():
     return TaskIndex()
 
 
+def binary_tasks(index):
+    """The yes/no suite (the FunBench multiple-choice tasks have their own tests, test_funbench_tasks.py)."""
+    return [t for t in index.tasks() if t.binary]
+
+
 def sentinel_record(dataset="brset"):
     return ImageRecord(dataset=dataset, image_id=f"{SENTINEL}-id", patient_id=f"{SENTINEL}-patient",
                        path=Path(f"/data/{SENTINEL}/0.3.DR1/x.jpg"), relpath=f"0.3.DR1/{SENTINEL}.jpg", split="test",
@@ -75,8 +80,11 @@ def write(folder: Path, name: str, text: str) -> Path:
 
 
 def test_shipped_task_names_are_exactly_the_spec_list(index):
-    assert set(index.names) == set(PROMPTS)
-    for task in index.tasks():
+    # the FunBench tasks (multiple choice, named by level and code) are listed in test_funbench_tasks.py
+    binary = binary_tasks(index)
+    assert {t.name for t in binary} == set(PROMPTS)
+    assert all(t.name.startswith("funbench_") for t in index.tasks() if not t.binary)
+    for task in binary:
         assert task.name == f"{task.target}_{task.dataset}"
 
 
@@ -88,16 +96,16 @@ def test_every_prompt_is_frozen_and_image_only(index):
 
 
 def test_zero_shot_texts_are_the_reference_pair_per_target(index):
-    for task in index.tasks():
+    for task in binary_tasks(index):
         assert task.zero_shot == ZERO_SHOT[task.target], task.name
 
 
 def test_proxy_cohort_and_label_rules(index):
-    proxies = {t.name for t in index.tasks() if t.proxy}
+    proxies = {t.name for t in binary_tasks(index) if t.proxy}
     assert proxies == {"referable_dr_rfmid", "referable_dr_rfmid2"}
     assert "CME" in index.get("referable_dr_rfmid").label_rule
     assert "ME == 1" in index.get("referable_dr_rfmid2").label_rule
-    assert {t.name: t.cohort for t in index.tasks() if t.cohort} == {
+    assert {t.name: t.cohort for t in binary_tasks(index) if t.cohort} == {
         "dr_brset": "diabetic", "referable_dr_brset": "diabetic", "glaucoma_brset": "diabetic",
         "dr_mbrset": "views_1_3", "referable_dr_mbrset": "views_1_3"}
     rule = index.get("glaucoma_brset").label_rule
@@ -108,7 +116,7 @@ def test_proxy_cohort_and_label_rules(index):
                        "25.Preretinal hemorrhage", "26.Fibrosis", "27.Laser Spots", "29.0.Blur fundus without PDR",
                        "29.1.Blur fundus with suspected PDR"):
             assert folder in rule, (name, folder)
-    for task in index.tasks():
+    for task in binary_tasks(index):
         assert task.splits == {"train": "train", "val": "val", "test": "test"}
         assert task.version is not None and task.label_rule and task.description
         assert [m["metric"] for m in task.metric_list] == [
@@ -122,9 +130,9 @@ def test_groups_per_target_and_dataset_keep_synthetic_apart(index):
         members = set(groups[target].tasks)
         expected = {t.name for t in index.tasks() if t.target == target and not t.dataset.startswith("synth")}
         assert members == expected
-    for task in index.tasks():
+    for task in binary_tasks(index):
         assert task.name in groups[task.dataset].tasks
-    assert set(groups["synth"].tasks) == {t for t in index.names if "_synth_" in t}
+    assert set(groups["synth"].tasks) == {t.name for t in binary_tasks(index) if "_synth_" in t.name}
     assert all(g.aggregation == "macro_mean" for g in groups.values())
     assert "focus" in index.tags and not any("_synth_" in t for t in index.tags["focus"])
 
@@ -247,7 +255,7 @@ metadata: {label_rule: increased_cup_disc == 1, description: all images}
 
 
 def test_shipped_tasks_sit_in_one_folder_per_target_with_its_base(index):
-    for task in index.tasks():
+    for task in binary_tasks(index):
         folder = Path(task.path).parent
         assert folder.name == ("synth" if task.dataset.startswith("synth") else task.target), task.path
         assert (folder / "README.md").is_file() and task.name in (folder / "README.md").read_text()

@@ -200,8 +200,12 @@ def list_tasks(args: argparse.Namespace) -> int:
     return tasks.run(listing)
 
 
+def _value(value) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def print_summary(report) -> None:
-    rows = report.results
+    rows = [r for r in report.results if not r.get("output_type")]
     if rows:
         print(f"{'task':<28} {'method':<13} {'n':>6} {'n_pos':>6} {'auroc':>7} {'auprc':>7} {'acc':>7} {'ece':>7}")
         for r in sorted(rows, key=lambda r: (r["task"], r["method"])):
@@ -214,10 +218,18 @@ def print_summary(report) -> None:
             flags += " underpowered" if r.get("underpowered") else ""
             print(f"{r['task']:<28} {r['method']:<13} {r['n']:>6} {r['n_pos']:>6} {f('auroc'):>7} {f('auprc'):>7} "
                   f"{f('accuracy'):>7} {f('ece'):>7}{flags}")
+    classes = [r for r in report.results if r.get("output_type")]
+    if classes:  # multi-class tasks: FunBench's F1 beside its random-guess value
+        print(f"{'task':<42} {'method':<16} {'n':>6} {'f1':>7} {'guess':>7} {'acc':>7} {'kappa':>7}")
+        for r in sorted(classes, key=lambda r: (r["task"], r["method"])):
+            m, guess = r["metrics"], (r["extra"].get("random_guess") or {}).get("funbench_f1")
+            print(f"{r['task']:<42} {r['method']:<16} {r['n']:>6} {_value(m['funbench_f1']):>7} {_value(guess):>7} "
+                  f"{_value(m['accuracy']):>7} {_value(m['qw_kappa']):>7}")
     for g in report.groups:
-        auroc, (low, high) = g["metrics"]["auroc"], g["ci"]["auroc"]
-        shown = "-" if auroc is None else f"{auroc:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
-        print(f"group {g['group']:<22} {g['method']:<13} mean auroc {shown} over {len(g['tasks'])} task(s)")
+        name = "auroc" if "auroc" in g["metrics"] else "funbench_f1"
+        value, (low, high) = g["metrics"][name], g["ci"][name]
+        shown = "-" if value is None else f"{value:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
+        print(f"group {g['group']:<22} {g['method']:<13} mean {name} {shown} over {len(g['tasks'])} task(s)")
     print(f"results: {report.model_dir / 'results.jsonl'}  (finished {len(report.finished)}, "
           f"already done {len(report.skipped)}, failed {len(report.failed)})")
     for stem, reason in report.failed.items():

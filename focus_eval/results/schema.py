@@ -9,6 +9,11 @@ from pathlib import Path
 from typing import Any, Iterable
 
 METRICS = ("auroc", "auprc", "accuracy", "f1", "precision", "recall", "ece", "brier")
+# The metrics of a multi-class or multi-label task (docs/TASKS.md): funbench_f1 is FunBench's F1 (the
+# harmonic mean of sensitivity and specificity, averaged over classes).
+CLASS_METRICS = ("accuracy", "funbench_f1", "macro_precision", "macro_recall", "macro_f1", "qw_kappa",
+                 "macro_auroc", "ece", "brier")
+OUTPUT_TYPES = ("binary", "multiclass", "multilabel", "multiple_choice")
 FAIRNESS_GAPS = ("dp_gap", "accuracy_gap", "tpr_gap", "fpr_gap", "eo_gap", "auroc_gap")
 QUALITY_GAPS = ("accuracy_gap", "auroc_gap", "auprc_gap", "f1_gap", "ece_gap")
 # Lower is better for these metric names (shown on the leaderboard, used for win/loss signs).
@@ -37,12 +42,28 @@ class SampleLine:
     parsed: bool | None = None
     # true only on lines of a --limit run (written beside the full results, never over them)
     limited: bool | None = None
+    # Lines of multi-class and multi-label tasks only (binary lines never carry these keys). ``label`` and
+    # ``pred`` are then class indices into the task's classes (a sorted list of them for multi-answer labels;
+    # pred null when nothing could be read from an answer), ``probs`` one probability per class.
+    output_type: str | None = None
+    probs: list[float] | None = None
+    # multiple-choice questions: the rendered question, the classes shown as options A, B, ... in that order,
+    # the correct letters, the seed of the option order, and how the answer was read (letter, embedding, or
+    # null for an unparsed answer)
+    question: str | None = None
+    options: list[int] | None = None
+    answer: str | None = None
+    option_seed: int | None = None
+    decided_by: str | None = None
 
     def to_dict(self, prompt: bool) -> dict[str, Any]:
         d = asdict(self)
-        if not prompt:
-            for k in ("p_yes", "p_no", "score_norm", "text", "parsed"):
-                d.pop(k)
+        if self.output_type is None:
+            drop = CLASS_SAMPLE_ONLY + QUESTION_FIELDS + (() if prompt else BINARY_PROMPT_FIELDS + ANSWER_FIELDS)
+        else:
+            drop = BINARY_PROMPT_FIELDS + (() if prompt else ANSWER_FIELDS + QUESTION_FIELDS)
+        for k in drop:
+            d.pop(k)
         if not d["limited"]:
             d.pop("limited")
         return d
@@ -88,9 +109,16 @@ class ResultLine:
     underpowered: bool = False
     limited: bool = False
     extra: dict[str, Any] = field(default_factory=dict)
+    # multi-class, multi-label and multiple-choice tasks only: ``metrics`` and ``ci`` then hold CLASS_METRICS,
+    # ``n_pos`` counts rows whose label is not the first class, and ``extra`` holds classes, the confusion
+    # matrix and the random-guess baseline
+    output_type: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["output_type"] is None:
+            d.pop("output_type")
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "ResultLine":
@@ -224,10 +252,18 @@ def read_jsonl(path: Path, *, skip_bad: bool = False, bad: list | None = None) -
 # Validation of written records against the key lists above (SPEC section 5); used by tests and `score`.
 
 SAMPLE_KEYS = ("image_id", "patient_id", "split", "label", "score", "pred", "age", "sex", "quality", "error")
-PROMPT_SAMPLE_KEYS = SAMPLE_KEYS + ("p_yes", "p_no", "score_norm", "text", "parsed")
+BINARY_PROMPT_FIELDS = ("p_yes", "p_no", "score_norm")
+ANSWER_FIELDS = ("text", "parsed")
+CLASS_SAMPLE_ONLY = ("output_type", "probs")
+QUESTION_FIELDS = ("question", "options", "answer", "option_seed", "decided_by")
+PROMPT_SAMPLE_KEYS = SAMPLE_KEYS + BINARY_PROMPT_FIELDS + ANSWER_FIELDS
+CLASS_SAMPLE_KEYS = SAMPLE_KEYS + CLASS_SAMPLE_ONLY
+QUESTION_SAMPLE_KEYS = CLASS_SAMPLE_KEYS + ANSWER_FIELDS + QUESTION_FIELDS
+DECIDED_BY = ("letter", "embedding")
 RESULT_KEYS = tuple(f.name for f in fields(ResultLine))
-# keys a results line may lack (lines written before they existed read as false)
-OPTIONAL_RESULT_KEYS = ("limited",)
+# keys a results line may lack (lines written before they existed read as false; binary lines have no
+# output_type)
+OPTIONAL_RESULT_KEYS = ("limited", "output_type")
 FAIRNESS_KEYS = {"age": ("threshold", "n_min") + FAIRNESS_GAPS, "sex": ("n_min",) + FAIRNESS_GAPS}
 ROBUSTNESS_KEYS = {"quality": ("n_min",) + QUALITY_GAPS}
 CI_METHODS = ("patient_bootstrap", "image_bootstrap")
@@ -307,10 +343,11 @@ def validate_result_dict(d: dict[str, Any]) -> None:
         problems.append(f"task_version: bad value {d['task_version']!r}")
     if d["ci_method"] not in CI_METHODS:
         problems.append(f"ci_method: expected one of {CI_METHODS}, got {d['ci_method']!r}")
-    problems += _exact_keys(d["metrics"], METRICS, "metrics") or [
-        f"metrics.{k}: bad value {v!r}" for k, v in d["metrics"].items() if not (v is None or _is_number(v))]
-    problems += _exact_keys(d["ci"], METRICS, "ci") or [
-        p for k, v in d["ci"].items() for p in _interval_problems(v, f"ci.{k}")]
+    output_type = d.get("output_type", "binary")
+    if output_type not in OUTPUT_TYPES[1:] and "output_type" in d:
+        problems.append(f"output_type: expected one of {OUTPUT_TYPES[1:]} (binary lines have none), "
+                        f"got {output_type!r}")
+    problems += _metric_problems(d, CLASS_METRICS if "output_type" in d else METRICS)
     for name, layout in (("fairness", FAIRNESS_KEYS), ("robustness", ROBUSTNESS_KEYS)):
         problems += _exact_keys(d[name], layout, name) or [
             p for attr, keys in layout.items() for p in _gap_block_problems(d[name][attr], keys, f"{name}.{attr}")]
@@ -326,6 +363,15 @@ GROUP_KEYS = ("kind", "group", "model", "family", "domain", "untrained", "method
               "n_boot", "limited", "created")
 
 
+def _metric_problems(d: dict[str, Any], names: tuple[str, ...]) -> list[str]:
+    """Problems of a line's ``metrics`` and ``ci`` blocks, which must hold exactly ``names``."""
+    problems = _exact_keys(d["metrics"], names, "metrics") or [
+        f"metrics.{k}: bad value {v!r}" for k, v in d["metrics"].items() if not (v is None or _is_number(v))]
+    problems += _exact_keys(d["ci"], names, "ci") or [
+        p for k, v in d["ci"].items() for p in _interval_problems(v, f"ci.{k}")]
+    return problems
+
+
 def validate_group_dict(d: dict[str, Any]) -> None:
     """Raise ValueError listing every way ``d`` departs from the group-line contract."""
     problems = _exact_keys(d, GROUP_KEYS, "group line")
@@ -336,42 +382,80 @@ def validate_group_dict(d: dict[str, Any]) -> None:
     for key in ("members", "tasks", "missing"):
         if not (isinstance(d[key], list) and all(isinstance(t, str) for t in d[key])):
             problems.append(f"{key}: expected a list of task names")
-    problems += _exact_keys(d["metrics"], METRICS, "metrics") or [
-        f"metrics.{k}: bad value {v!r}" for k, v in d["metrics"].items() if not (v is None or _is_number(v))]
-    problems += _exact_keys(d["ci"], METRICS, "ci") or [
-        p for k, v in d["ci"].items() for p in _interval_problems(v, f"ci.{k}")]
+    # a group of multi-class tasks reports their metrics
+    class_group = isinstance(d["metrics"], dict) and "funbench_f1" in d["metrics"]
+    problems += _metric_problems(d, CLASS_METRICS if class_group else METRICS)
     problems += _non_finite(d, "group line")
     if problems:
         raise ValueError("; ".join(problems))
 
 
+def _is_class(v: Any) -> bool:
+    return _is_int(v) and v >= 0
+
+
+def _is_class_set(v: Any) -> bool:
+    return isinstance(v, list) and all(_is_class(c) for c in v) and v == sorted(set(v))
+
+
+def _is_probability(v: Any) -> bool:
+    return v is None or (_is_number(v) and 0.0 <= v <= 1.0)
+
+
+_SAMPLE_CHECKS = {
+    "image_id": lambda v: isinstance(v, str) and v != "",
+    "patient_id": lambda v: isinstance(v, str) and v != "",
+    "split": lambda v: v in _SPLITS,
+    "label": lambda v: _is_int(v) and v in (0, 1),
+    "score": _is_probability,
+    "pred": lambda v: v is None or (_is_int(v) and v in (0, 1)),
+    "age": lambda v: v is None or _is_number(v),
+    "sex": lambda v: v is None or v in ("male", "female"),
+    "quality": lambda v: v is None or v in ("adequate", "inadequate"),
+    "error": lambda v: v is None or isinstance(v, str),
+    "p_yes": _is_probability,
+    "p_no": _is_probability,
+    "score_norm": _is_probability,
+    "text": lambda v: v is None or isinstance(v, str),
+    "parsed": lambda v: v is None or isinstance(v, bool),
+    "limited": lambda v: v is True,
+}
+# the checks that differ on the lines of multi-class, multi-label and multiple-choice tasks
+_CLASS_SAMPLE_CHECKS = {
+    **_SAMPLE_CHECKS,
+    "label": lambda v: _is_class(v) or (_is_class_set(v) and len(v) > 0),
+    "pred": lambda v: v is None or _is_class(v) or _is_class_set(v),
+    "output_type": lambda v: v in OUTPUT_TYPES[1:],
+    "probs": lambda v: v is None or (isinstance(v, list) and all(_is_probability(p) and p is not None for p in v)),
+    "question": lambda v: v is None or isinstance(v, str),
+    "options": lambda v: v is None or (isinstance(v, list) and all(_is_class(c) for c in v)
+                                       and len(set(v)) == len(v)),
+    "answer": lambda v: v is None or isinstance(v, str),
+    "option_seed": lambda v: v is None or _is_int(v),
+    "decided_by": lambda v: v is None or v in DECIDED_BY,
+}
+
+
 def validate_sample_dict(d: dict[str, Any], prompt: bool | None = None) -> None:
     """Raise ValueError listing every way ``d`` departs from the sample-line contract; ``prompt`` None means
-    "decide from the keys" (prompt rows carry ``parsed``)."""
+    "decide from the keys" (prompt rows carry ``parsed``). A line with ``output_type`` is a line of a
+    multi-class, multi-label or multiple-choice task."""
     if prompt is None:
         prompt = isinstance(d, dict) and "parsed" in d
-    problems = _exact_keys(d, PROMPT_SAMPLE_KEYS if prompt else SAMPLE_KEYS, "sample", optional=("limited",))
+    classes = isinstance(d, dict) and "output_type" in d
+    if classes:
+        keys, checks = (QUESTION_SAMPLE_KEYS if prompt else CLASS_SAMPLE_KEYS), _CLASS_SAMPLE_CHECKS
+    else:
+        keys, checks = (PROMPT_SAMPLE_KEYS if prompt else SAMPLE_KEYS), _SAMPLE_CHECKS
+    problems = _exact_keys(d, keys, "sample", optional=("limited",))
     if problems:
         raise ValueError("; ".join(problems))
-    checks = {
-        "image_id": lambda v: isinstance(v, str) and v != "",
-        "patient_id": lambda v: isinstance(v, str) and v != "",
-        "split": lambda v: v in _SPLITS,
-        "label": lambda v: _is_int(v) and v in (0, 1),
-        "score": lambda v: v is None or (_is_number(v) and 0.0 <= v <= 1.0),
-        "pred": lambda v: v is None or (_is_int(v) and v in (0, 1)),
-        "age": lambda v: v is None or _is_number(v),
-        "sex": lambda v: v is None or v in ("male", "female"),
-        "quality": lambda v: v is None or v in ("adequate", "inadequate"),
-        "error": lambda v: v is None or isinstance(v, str),
-        "p_yes": lambda v: v is None or (_is_number(v) and 0.0 <= v <= 1.0),
-        "p_no": lambda v: v is None or (_is_number(v) and 0.0 <= v <= 1.0),
-        "score_norm": lambda v: v is None or (_is_number(v) and 0.0 <= v <= 1.0),
-        "text": lambda v: v is None or isinstance(v, str),
-        "parsed": lambda v: v is None or isinstance(v, bool),
-        "limited": lambda v: v is True,
-    }
     problems = [f"{k}: bad value {d[k]!r}" for k, check in checks.items() if k in d and not check(d[k])]
+    if classes and isinstance(d.get("probs"), list):
+        largest = max([d["label"]] if _is_int(d["label"]) else d["label"] or [0])
+        if len(d["probs"]) <= largest:
+            problems.append(f"probs: {len(d['probs'])} class probabilities, but label {d['label']!r} is class "
+                            f"{largest}")
     problems += _non_finite(d, "sample")
     if problems:
         raise ValueError("; ".join(problems))

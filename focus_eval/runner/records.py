@@ -45,3 +45,19 @@ def sample_line(record, label: int, score, pred, error: str | None = None, **pro
     return SampleLine(image_id=record.image_id, patient_id=record.patient_id, split=record.split, label=label,
                       score=None if score is None else float(score), pred=None if pred is None else int(pred),
                       age=record.age, sex=record.sex, quality=record.quality, error=error, **prompt_fields)
+
+
+def task_sample_line(task, record, score, pred, error: str | None = None, **fields) -> SampleLine:
+    """The sample line of one record of ``task``. Binary tasks: ``score`` is P(positive), ``pred`` 0/1.
+    Other tasks: ``score`` is the class probabilities (or None), ``pred`` a class index, a 0/1 row over the
+    classes of a multi-answer task, or None; the line carries the output type and the probabilities."""
+    if task.binary:
+        return sample_line(record, task.label(record), score, pred, error=error, **fields)
+    if pred is not None and task.multilabel:
+        pred = [k for k, flag in enumerate(pred) if flag]
+    elif pred is not None:
+        pred = int(pred)
+    line = sample_line(record, task.label(record), None, None, error=error, output_type=task.output_type,
+                       probs=None if score is None else [float(p) for p in score], **fields)
+    line.pred = pred
+    return line

@@ -119,7 +119,7 @@ class Runner:
         if wrong:
             raise FocusError(f"model {self.preset.name!r} is a {self.preset.family} model; method(s) {wrong} serve "
                              f"{', '.join(sorted({f for m in wrong for f in self.methods[m].families}))} models")
-        self.units = [Unit(t, m) for t in self.tasks for m in methods]
+        self.units, unserved = self.plan_units(methods)
         self.adapter = None
         self.adapter_id = Path(options.adapter).name if options.adapter else None
         self.layout = OutputLayout.for_model(options.output_path, self.preset.name, self.adapter_id, options.limit)
@@ -127,10 +127,34 @@ class Runner:
         self.progress = progress_factory(options.progress, self.state)
         self.batches = MemoryAdaptiveBatches(enabled=str(options.batch_size) == "auto")
         self.report = RunReport(self.model_dir)
+        self.report.failed.update(unserved)
         self.started = datetime.now(timezone.utc)
         self.timings: dict[str, float] = {}
         self.dataset_load = None
         self.data_provenance: dict[tuple, dict] = {}
+
+    def plan_units(self, methods: list[str]) -> tuple[list[Unit], dict[str, str]]:
+        """A unit per (task, method) where the method scores the task's output type; where it does not, the
+        registered method that ``extends`` it and does (multiple_choice for prompt) takes the task. Returns the
+        units and, per task no method of the preset can score, the reason."""
+        from focus_eval.runner.methods import METHODS
+
+        units, unserved = [], {}
+        for task in self.tasks:
+            for name in methods:
+                chosen = name if task.output_type in self.methods[name].output_types else None
+                for other in () if chosen else METHODS.names():
+                    cls = METHODS.get(other)
+                    if getattr(cls, "extends", None) == name and task.output_type in cls.output_types \
+                            and self.preset.family in cls.families:
+                        chosen = other
+                        self.methods.setdefault(other, cls())
+                        break
+                if chosen:
+                    units.append(Unit(task, chosen))
+                else:
+                    unserved[f"{task.name}.{name}"] = f"method {name} does not score {task.output_type} tasks"
+        return units, unserved
 
     # ----------------------------------------------------------------------------------------------
     def fingerprint(self, unit: Unit) -> dict:
@@ -369,7 +393,8 @@ class Runner:
         threshold = age_threshold(task_records(load, unit.task, "test"))
         from focus_eval.presets import model_provenance
 
-        notes = {**extra, "split_policy": split_summary(load), "provenance": model_provenance(self.preset, self.adapter)}
+        notes = {**unit.task.output_notes(), **extra, "split_policy": split_summary(load),
+                 "provenance": model_provenance(self.preset, self.adapter)}
         meta = self.meta(unit, threshold, notes)
         samples = sorted(samples, key=lambda s: s.image_id)
         if self.options.limit is not None:

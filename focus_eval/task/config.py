@@ -12,7 +12,9 @@ import yaml
 from focus_eval.errors import FocusError
 
 TASK_KEYS = ("task", "tag", "dataset", "target", "cohort", "proxy", "splits", "prompt", "zero_shot",
-             "metric_list", "include", "metadata")
+             "metric_list", "include", "metadata",
+             # multi-class, multi-label and multiple-choice tasks (focus_eval.task.outputs, .questions)
+             "output_type", "classes", "ordinal", "question")
 METADATA_KEYS = ("version", "label_rule", "description")
 GROUP_KEYS = ("group", "task", "aggregation", "metadata")
 GROUPS_FILE = "_groups.yaml"

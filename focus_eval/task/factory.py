@@ -16,6 +16,8 @@ from focus_eval.task.task import Task, compile_prompt
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AGGREGATIONS = ("macro_mean",)
 REQUIRED = ("task", "dataset", "target", "splits", "prompt", "zero_shot", "metric_list", "metadata")
+# multi-class, multi-label and multiple-choice tasks: classes instead of a yes/no prompt (zero_shot optional)
+CLASS_REQUIRED = ("task", "dataset", "target", "splits", "classes", "metric_list", "metadata")
 
 
 def dataset_names() -> tuple[str, ...]:
@@ -65,9 +67,10 @@ def _check_zero_shot(value: Any, path: Path) -> dict[str, list[str]]:
             for side in ("negative", "positive")}
 
 
-def _check_metric_list(value: Any, path: Path) -> list[dict[str, Any]]:
-    from focus_eval.results.schema import LOWER_IS_BETTER, METRICS
+def _check_metric_list(value: Any, path: Path, classes: bool = False) -> list[dict[str, Any]]:
+    from focus_eval.results.schema import CLASS_METRICS, LOWER_IS_BETTER, METRICS
 
+    known = CLASS_METRICS if classes else METRICS
     if not isinstance(value, list) or not value:
         raise _fail(path, "'metric_list' must be a non-empty list of {metric: NAME, higher_is_better: BOOL}")
     out = []
@@ -75,8 +78,8 @@ def _check_metric_list(value: Any, path: Path) -> list[dict[str, Any]]:
         if not isinstance(entry, dict) or "metric" not in entry or set(entry) - {"metric", "higher_is_better"}:
             raise _fail(path, f"metric_list entry {entry!r} must be {{metric: NAME, higher_is_better: BOOL}}")
         name = entry["metric"]
-        if name not in METRICS:
-            raise _fail(path, f"unknown metric {name!r} in metric_list; known: {', '.join(METRICS)}")
+        if name not in known:
+            raise _fail(path, f"unknown metric {name!r} in metric_list; known: {', '.join(known)}")
         higher = entry.get("higher_is_better", name not in LOWER_IS_BETTER)
         if higher != (name not in LOWER_IS_BETTER):
             raise _fail(path, f"metric_list: higher_is_better for {name} must be {name not in LOWER_IS_BETTER}")
@@ -97,17 +100,44 @@ def _check_metadata(value: Any, path: Path) -> dict[str, Any]:
             "description": value.get("description", "").strip()}
 
 
+def _output_fields(config: dict[str, Any], path: Path) -> dict[str, Any]:
+    """The Task fields that depend on the output type: target check, prompt, zero-shot texts, label space and
+    question. Binary tasks need ``prompt`` and ``zero_shot`` (negative/positive); the others ``classes``."""
+    from focus_eval.task.outputs import build_label_space, check_class_prompts, check_output_type
+
+    output_type = check_output_type(config.get("output_type", "binary"), path)
+    required = REQUIRED if output_type == "binary" else CLASS_REQUIRED
+    missing = [k for k in required if k not in config]
+    if missing:
+        raise _fail(path, f"missing required key(s) {', '.join(missing)} (directly or through 'include')")
+    if output_type == "binary":
+        if config["target"] not in TARGETS:
+            raise _fail(path, f"unknown target {config['target']!r}; known targets: {', '.join(TARGETS)}")
+        if not isinstance(config["prompt"], str) or not config["prompt"].strip():
+            raise _fail(path, "'prompt' must be a non-empty Jinja template")
+        return {"output_type": output_type, "prompt": config["prompt"],
+                "zero_shot": _check_zero_shot(config["zero_shot"], path),
+                "metric_list": _check_metric_list(config["metric_list"], path)}
+    from focus_eval.task.questions import build_question, answers_multi
+
+    multilabel = answers_multi(config, output_type, path)  # multilabel tasks answer "multi", multiclass "single"
+    space = build_label_space(config, multilabel, path)
+    return {"output_type": output_type, "prompt": "", "label_space": space,
+            "zero_shot": check_class_prompts(config.get("zero_shot"), space, path),
+            "metric_list": _check_metric_list(config["metric_list"], path, classes=True),
+            "question": build_question(config, output_type, space, path)}
+
+
 def build_task(config: dict[str, Any], path: Path) -> Task:
     """A Task from a resolved config (includes applied); any problem is a FocusError naming ``path``."""
-    missing = [k for k in REQUIRED if k not in config]
+    missing = [k for k in ("task", "dataset", "target") if k not in config]
     if missing:
         raise _fail(path, f"missing required key(s) {', '.join(missing)} (directly or through 'include')")
     name = _check_name(config["task"], "task name", path)
     datasets = dataset_names()
     if config["dataset"] not in datasets:
         raise _fail(path, f"unknown dataset {config['dataset']!r}; known datasets: {', '.join(datasets)}")
-    if config["target"] not in TARGETS:
-        raise _fail(path, f"unknown target {config['target']!r}; known targets: {', '.join(TARGETS)}")
+    output = _output_fields(config, path)
     cohort = config.get("cohort")
     if cohort is not None and not (isinstance(cohort, str) and cohort.strip()):
         raise _fail(path, "'cohort' must be the name of one of the dataset's cohorts")
@@ -115,17 +145,15 @@ def build_task(config: dict[str, Any], path: Path) -> Task:
     if not isinstance(proxy, bool):
         raise _fail(path, "'proxy' must be true or false")
     tags = [_check_name(t, "tag", path) for t in _string_list(config.get("tag", []), "'tag'", path)]
-    if not isinstance(config["prompt"], str) or not config["prompt"].strip():
-        raise _fail(path, "'prompt' must be a non-empty Jinja template")
     task = Task(
         name=name, dataset=config["dataset"], target=config["target"], cohort=cohort, proxy=proxy,
-        tags=tuple(dict.fromkeys(tags)), splits=_check_splits(config["splits"], path), prompt=config["prompt"],
-        zero_shot=_check_zero_shot(config["zero_shot"], path),
-        metric_list=_check_metric_list(config["metric_list"], path),
+        tags=tuple(dict.fromkeys(tags)), splits=_check_splits(config["splits"], path),
         metadata=_check_metadata(config["metadata"], path), path=path, hash=config_hash(config),
-        config=config, _template=compile_prompt(config["prompt"], path),
+        config=config, _template=compile_prompt(output["prompt"], path), **output,
     )
     task.render_prompt(None)  # a template reaching outside the prompt context fails here, at load time
+    if task.question is not None:
+        task.question.check(task)
     return task
 
 

@@ -22,6 +22,7 @@ from focus_eval.task.factory import Group, build_group, build_task
 from focus_eval.task.task import Task
 
 SYNTHETIC_WORD = "synth"  # patterns must name it to reach the synthetic datasets
+FUNBENCH_WORD = "funbench"  # ... and this to reach the FunBench tasks (their names start with it)
 _PATTERN_CHARS = set("*?[")
 
 
@@ -141,9 +142,11 @@ class TaskIndex:
         elif item in self.tags:
             names = list(self.tags[item])
         elif _PATTERN_CHARS & set(item):
-            # benchmark datasets only, unless the pattern spells out synth or a user dataset's name
-            names = [n for n in fnmatch.filter(self.names, item) if SYNTHETIC_WORD in item
-                     or self._tasks[n].dataset in REAL_DATASETS or self._tasks[n].dataset in item]
+            # benchmark datasets only, unless the pattern spells out synth or a user dataset's name; FunBench
+            # tasks only for a pattern that says funbench (so *_brset stays the yes/no suite)
+            names = [n for n in fnmatch.filter(self.names, item) if (SYNTHETIC_WORD in item
+                     or self._tasks[n].dataset in REAL_DATASETS or self._tasks[n].dataset in item)
+                     and (FUNBENCH_WORD in item or not n.startswith(FUNBENCH_WORD + "_"))]
             if not names:
                 raise FocusError(f"task pattern {item!r} matches no task{self._suggest(item.strip('*?[]'))}")
         else:
@@ -156,7 +159,8 @@ class TaskIndex:
         and patterns sorted), duplicates removed. Proxy tasks reached through a group, tag or pattern are
         skipped unless ``include_proxy``; a proxy task named explicitly is kept. A pattern reaches tasks on
         the synthetic datasets only when it spells out ``synth`` (``*_synth_*``), so ``glaucoma_*`` means the
-        benchmark's glaucoma tasks."""
+        benchmark's glaucoma tasks, and the FunBench tasks only when it spells out ``funbench``
+        (``funbench_*synth*``), so ``*_brset`` means the yes/no tasks."""
         items = spec.split(",") if isinstance(spec, str) else list(spec)
         items = [i.strip() for i in items if i.strip()]
         if not items:

@@ -40,6 +40,28 @@ def compile_prompt(text: str, path: Path):
         raise FocusError(f"{path}: prompt is not a valid Jinja template (line {exc.lineno}): {exc.message}") from None
 
 
+def render_template(template, context: dict[str, Any], path: Path, allowed: tuple[str, ...]) -> str:
+    """Render a sandboxed template with ``context``; every failure is a FocusError naming the task file."""
+    from jinja2 import TemplateError, UndefinedError
+    from jinja2.exceptions import SecurityError
+
+    from focus_eval.task.sandbox import RenderLimit
+
+    try:
+        return template.environment.render(template, context)
+    except UndefinedError as exc:
+        raise FocusError(f"{path}: prompt uses a name outside the prompt context ({exc.message}); "
+                         f"allowed: {', '.join(allowed)}") from None
+    except SecurityError as exc:
+        raise FocusError(f"{path}: prompt blocked by the sandbox: {exc}") from None
+    except RenderLimit as exc:
+        raise FocusError(f"{path}: prompt stopped: {exc}") from None
+    except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError, RecursionError,
+            MemoryError) as exc:
+        # the template's own mistake (e.g. 1/0 or a bad filter argument): the task file is to blame
+        raise FocusError(f"{path}: prompt cannot be rendered: {type(exc).__name__}: {exc}") from None
+
+
 @dataclass(eq=False)
 class Task:
     """A task after include resolution and validation. ``hash`` is the sha256 of the resolved config."""
@@ -59,6 +81,34 @@ class Task:
     hash: str
     config: dict[str, Any] = field(default_factory=dict, repr=False)
     _template: Any = field(default=None, repr=False)
+    # non-binary tasks (focus_eval.task.outputs): the output type, the label space (classes) and, for tasks an
+    # MLLM answers by choosing options, the question (focus_eval.task.questions)
+    output_type: str = "binary"
+    label_space: Any = None
+    question: Any = None
+
+    @property
+    def binary(self) -> bool:
+        return self.output_type == "binary"
+
+    @property
+    def multilabel(self) -> bool:
+        return self.label_space is not None and self.label_space.multilabel
+
+    @property
+    def n_classes(self) -> int:
+        return 2 if self.label_space is None else len(self.label_space.classes)
+
+    @property
+    def class_names(self) -> list[str]:
+        return ["negative", "positive"] if self.label_space is None else self.label_space.names
+
+    def output_notes(self) -> dict[str, Any]:
+        """What a non-binary unit's meta records for scoring (output type, classes); nothing for binary tasks."""
+        if self.binary:
+            return {}
+        return {"output_type": self.output_type, "classes": self.class_names, "multilabel": self.multilabel,
+                "ordinal": self.label_space.ordinal}
 
     @property
     def version(self) -> Any:
@@ -85,29 +135,22 @@ class Task:
 
     def render_prompt(self, record: Any = None) -> str:
         """The MLLM prompt for one record, rendered in the bounded sandbox (``focus_eval.task.sandbox``)."""
-        from jinja2 import TemplateError, UndefinedError
-        from jinja2.exceptions import SecurityError
-
-        from focus_eval.task.sandbox import RenderLimit
-
         if self._template is None:
             self._template = compile_prompt(self.prompt, self.path)
-        try:
-            return self._template.environment.render(self._template, self.prompt_context(record))
-        except UndefinedError as exc:
-            raise FocusError(f"{self.path}: prompt uses a name outside the prompt context ({exc.message}); "
-                             f"allowed: {', '.join(PROMPT_CONTEXT)}") from None
-        except SecurityError as exc:
-            raise FocusError(f"{self.path}: prompt blocked by the sandbox: {exc}") from None
-        except RenderLimit as exc:
-            raise FocusError(f"{self.path}: prompt stopped: {exc}") from None
-        except (TemplateError, ArithmeticError, LookupError, TypeError, ValueError, RecursionError,
-                MemoryError) as exc:
-            # the template's own mistake (e.g. 1/0 or a bad filter argument): the task file is to blame
-            raise FocusError(f"{self.path}: prompt cannot be rendered: {type(exc).__name__}: {exc}") from None
+        return render_template(self._template, self.prompt_context(record), self.path, PROMPT_CONTEXT)
 
-    def label(self, record: Any) -> int | None:
+    def label(self, record: Any) -> int | list[int] | None:
+        """0/1 for a binary task; a class index, or sorted class indices for a multi-answer task."""
+        if self.label_space is not None:
+            return self.label_space.label(record)
         return record.label(self.target)
+
+    def label_vector(self, record: Any) -> int | list[int]:
+        """The label as a probe fits it: 0/1 or a class index, or a 0/1 row over the classes (multi answer)."""
+        label = self.label(record)
+        if not self.multilabel:
+            return label
+        return [int(k in label) for k in range(self.n_classes)]
 
     def records(self, records: Iterable[Any], split: str = "test") -> list[Any]:
         """The records of one split (a key of ``splits``: train, val or test) that define this task's label."""
@@ -115,10 +158,11 @@ class Task:
             raise FocusError(f"task {self.name} has no split {split!r}; known: {', '.join(self.splits)}")
         wanted = self.splits[split]
         return [r for r in getattr(records, "records", records)
-                if r.split == wanted and r.label(self.target) is not None]
+                if r.split == wanted and self.label(r) is not None]
 
     def to_dict(self) -> dict[str, Any]:
         """What a run manifest records about the task."""
-        return {"name": self.name, "dataset": self.dataset, "target": self.target, "cohort": self.cohort,
-                "proxy": self.proxy, "tags": list(self.tags), "splits": dict(self.splits),
-                "metadata": dict(self.metadata), "path": str(self.path), "hash": self.hash}
+        out = {"name": self.name, "dataset": self.dataset, "target": self.target, "cohort": self.cohort,
+               "proxy": self.proxy, "tags": list(self.tags), "splits": dict(self.splits),
+               "metadata": dict(self.metadata), "path": str(self.path), "hash": self.hash}
+        return out if self.binary else {**out, **self.output_notes()}

@@ -11,7 +11,7 @@ import numpy as np
 from focus_eval.errors import FocusError
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine
-from focus_eval.runner.records import sample_line, task_records
+from focus_eval.runner.records import task_records, task_sample_line
 from focus_eval.runner.units import Unit
 
 EMBEDDING = "embedding"  # scores vectors the runner computed once per image for every such method
@@ -67,6 +67,10 @@ class Method:
     splits: ClassVar[tuple[str, ...]] = ("test",)  # the splits whose images it needs
     hard_label: ClassVar[str]                      # how ``pred`` is decided, recorded in every results line
     prompt_fields: ClassVar[bool] = False          # whether its sample lines carry p_yes, p_no, text, ...
+    output_types: ClassVar[tuple[str, ...]] = ("binary",)  # the task output types it scores
+    # a method that scores, for a preset listing ``extends``, the tasks ``extends`` cannot (multiple_choice
+    # answers for prompt the multi-class tasks), so presets need not list it
+    extends: ClassVar[str | None] = None
 
     def score(self, context: RunContext, units: list[Unit]) -> None:
         """Score ``units`` (all of this method, all on ``context.load``), calling ``context.finish`` or
@@ -82,8 +86,10 @@ class EmbeddingMethod(Method):
 
     def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray,
                 memo: dict) -> tuple[np.ndarray, np.ndarray, dict]:
-        """(P(positive), hard labels, notes for the results line) for the rows of ``x_test``; ``memo`` lives
-        for one ``score`` call (e.g. text embeddings shared by several tasks)."""
+        """(scores, hard labels, notes for the results line) for the rows of ``x_test``: for a binary task
+        P(positive) and 0/1; otherwise class probabilities (rows x classes) and class indices, or 0/1 rows over
+        the classes for a multi-answer task. ``memo`` lives for one ``score`` call (e.g. text embeddings shared
+        by several tasks)."""
         raise NotImplementedError
 
     def score(self, context: RunContext, units: list[Unit]) -> None:
@@ -97,7 +103,7 @@ class EmbeddingMethod(Method):
             context.finish(unit, samples, extra)
 
     def score_unit(self, context: RunContext, unit: Unit, memo: dict) -> tuple[list[SampleLine], dict]:
-        target = unit.task.target
+        task = unit.task
         test = context.records(unit, "test", limit=True)
         ok, x_test = context.embeddings.matrix(test)
         scores, extra = {}, {}
@@ -107,8 +113,8 @@ class EmbeddingMethod(Method):
         samples = []
         for r in test:
             if r.image_id in scores:
-                samples.append(sample_line(r, r.label(target), *scores[r.image_id]))
+                samples.append(task_sample_line(task, r, *scores[r.image_id]))
             else:
                 reason = context.embeddings.errors.get(r.image_id, "not embedded")
-                samples.append(sample_line(r, r.label(target), None, None, error=reason))
+                samples.append(task_sample_line(task, r, None, None, error=reason))
         return samples, extra

@@ -109,7 +109,8 @@ def fit_predict(train_x, train_y, val_x, val_y, test_x, *, compat: bool = False,
         chosen = _choose(select, figures)
     clf = model(chosen).fit(tx, train_y)
     probs = _full_probs(clf, scaler.transform(test_x), n_classes)
-    info = {"probe": "standardised", "C": chosen, "probe_select": select,
+    info = {"probe": "standardised" if n_classes == 2 else "standardised multinomial", "C": chosen,
+            "probe_select": select,
             f"val_{select}": {str(c): v for c, v in figures.items()} or None,
             "c_selection": f"val_{select}" if has_val else "default (no val split with two classes)"}
     return ProbeResult(probs, probs.argmax(axis=1), info)
@@ -142,6 +143,7 @@ class LinearProbe(EmbeddingMethod):
     name = "linear_probe"
     splits = ("train", "val", "test")
     hard_label = "pred = the probe's class"
+    output_types = ("binary", "multiclass", "multilabel", "multiple_choice")
 
     def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray, memo: dict):
         task = unit.task
@@ -155,14 +157,18 @@ class LinearProbe(EmbeddingMethod):
                 first = next(r.image_id for r in records if r.image_id not in context.embeddings.vectors)
                 context.warn(f"{unit.stem}: {failed[split]} {split} image(s) could not be embedded and are left out "
                              f"of the probe (first: {first}: {context.embeddings.errors.get(first, 'not embedded')})")
-            return (None, None) if x is None else (x, np.array([r.label(task.target) for r in rows]))
+            return (None, None) if x is None else (x, np.array([task.label_vector(r) for r in rows]))
 
         tx, ty = xy("train")
         if tx is None:
             raise FocusError(f"task {task.name}: no train images could be embedded")
         vx, vy = xy("val")
         o = context.options
-        result = fit_predict(tx, ty, vx, vy, x_test, compat=o.probe_compat, seed=o.seed, select=o.probe_select)
+        options = dict(compat=o.probe_compat, seed=o.seed, select=o.probe_select)
+        if task.multilabel:
+            result = fit_predict_multilabel(tx, ty, vx, vy, x_test, **options)
+        else:
+            result = fit_predict(tx, ty, vx, vy, x_test, n_classes=task.n_classes, **options)
         extra = {**result.info, "n_train": int(len(ty)), "n_val": 0 if vy is None else int(len(vy)),
                  "n_errors_train": failed["train"], "n_errors_val": failed["val"]}
-        return result.scores, result.preds, extra
+        return (result.scores if task.binary else result.probs), result.preds, extra
