@@ -202,23 +202,59 @@ class MLLMScorer:
         return _unflatten(self.answer_scores(logits), batch.shape)
 
     def score_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
-                                 max_new_tokens: int | None = None) -> list[list[dict[str, Any]]]:
-        """``score_and_generate`` for several prompts per image, each image encoded once."""
+                                 max_new_tokens: int | None = None, scores=None) -> list[list[dict[str, Any]]]:
+        """``score_and_generate`` for several prompts per image, each image encoded once. ``scores`` turns the
+        first-token logits (rows x vocabulary) into one dict per row (default: ``answer_scores``)."""
         batch = self._multi_batch(images, prompts_per_image)
         if batch is None:
             return [[] for _ in images]
         max_new_tokens = self._answer_length(max_new_tokens)
         plan = self._prefix_plan(batch, max_new_tokens)
         if plan is None:
-            rows = self._decode(batch.rows, max_new_tokens, _select_images(batch.features, batch.slots))
+            rows = self._decode(batch.rows, max_new_tokens, _select_images(batch.features, batch.slots), scores)
             return _unflatten(rows, batch.shape)
         logits, cache = run_shared_prefix(self.model, plan, _select_images(batch.features, range(batch.n_images)))
         tokens = greedy_continue(self.model, logits, cache, plan.total_mask, plan.suffix_positions, max_new_tokens,
                                  self._eos_ids, self._pad_id)
-        rows = self.answer_scores(logits)
+        rows = (scores or self.answer_scores)(logits)
         for row, text in zip(rows, self.tokenizer.batch_decode(tokens, skip_special_tokens=True)):
             row["text"] = text
         return _unflatten(rows, batch.shape)
+
+    def letter_scores(self, logits: torch.Tensor, letters_per_row: Sequence[Sequence[str]]) -> list[dict[str, Any]]:
+        """Per row, the first-token distribution over that row's option letters: each letter's largest
+        probability among its single-token variants ("A", " A", "\nA"), renormalised over the row's letters
+        (``letters``), and the probability mass the letters hold before renormalising (``letter_mass``)."""
+        logits = logits.float()
+        probs = torch.softmax(logits, dim=-1)
+        rows = []
+        for row, letters in enumerate(letters_per_row):
+            ids = [self._letter_ids(letter) for letter in letters]
+            best = torch.stack([logits[row, i].max() for i in ids])
+            mass = sum(float(probs[row, i].max()) for i in ids)
+            share = torch.softmax(best, dim=0).tolist()  # written with logits: defined even when all underflow
+            rows.append({"letters": dict(zip(letters, share)), "letter_mass": mass})
+        return rows
+
+    def _letter_ids(self, letter: str) -> torch.Tensor:
+        cache = self.__dict__.setdefault("_letter_cache", {})
+        if letter not in cache:
+            found = sorted(set(single_token_variants(self.tokenizer, (letter,)).values()))
+            if not found:
+                raise FocusError(f"the tokenizer has no single-token variant of the option letter {letter!r}")
+            cache[letter] = torch.tensor(found, device=self.device)
+        return cache[letter]
+
+    def score_options_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
+                                         letters_per_prompt: Sequence[Sequence[Sequence[str]]],
+                                         max_new_tokens: int | None = None) -> list[list[dict[str, Any]]]:
+        """Multiple-choice questions, several per image, each image encoded once: per question the first-token
+        distribution over its option letters (``letter_scores``) and the greedy answer text, from the same
+        batched prefill as ``score_and_generate_multi``."""
+        # one entry per row, in the order the rows are built (images without prompts have none)
+        flat = [row for prompts, rows in zip(prompts_per_image, letters_per_prompt) if prompts for row in rows]
+        return self.score_and_generate_multi(images, prompts_per_image, max_new_tokens,
+                                             scores=lambda logits: self.letter_scores(logits, flat))
 
     # ----- internals
 
@@ -303,7 +339,8 @@ class MLLMScorer:
             return self.model.get_image_features(**args, return_dict=True)
 
     @torch.inference_mode()
-    def _decode(self, inputs: dict[str, Any], max_new_tokens: int, encoder_outputs=None) -> list[dict[str, Any]]:
+    def _decode(self, inputs: dict[str, Any], max_new_tokens: int, encoder_outputs=None,
+                scores=None) -> list[dict[str, Any]]:
         from transformers import GenerationConfig
 
         kwargs = dict(inputs)
@@ -314,7 +351,7 @@ class MLLMScorer:
                                   eos_token_id=self.model.generation_config.eos_token_id,
                                   output_logits=True, return_dict_in_generate=True)
         out = self.model.generate(**kwargs, generation_config=config)
-        rows = self.answer_scores(out.logits[0])
+        rows = (scores or self.answer_scores)(out.logits[0])
         new_tokens = out.sequences[:, inputs["input_ids"].shape[1]:]
         texts = self.tokenizer.batch_decode(new_tokens, skip_special_tokens=True)
         for row, text in zip(rows, texts):

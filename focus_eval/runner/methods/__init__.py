@@ -10,6 +10,7 @@ METHODS = Registry("method", entry_point_group="focus_eval.methods")
 METHODS.register("linear_probe", "focus_eval.runner.methods.linear_probe:LinearProbe")
 METHODS.register("zero_shot", "focus_eval.runner.methods.zero_shot:ZeroShot")
 METHODS.register("prompt", "focus_eval.runner.methods.prompt:PromptMethod")
+METHODS.register("multiple_choice", "focus_eval.runner.methods.multiple_choice:MultipleChoice")
 
 
 def register_method(name: str, target) -> None:

@@ -50,10 +50,12 @@ def image_loader(adapter, items: Sequence[ImageItem], batch_size: int, num_worke
 def answer_images(adapter, items: Sequence[ImageItem], prompts: Sequence[Sequence[str]],
                   write: Callable[[int, list[dict] | None, str | None], None], *, batch_size: int,
                   num_workers: int = 0, batches: MemoryAdaptiveBatches | None = None,
-                  stages: StageClock | None = None, progress=None) -> None:
-    """The multimodal hot loop, shared by the prompt method and the benchmark: ``prompts[i]`` asked of image
-    ``items[i]`` in one ``score_and_generate_multi`` call per batch; ``write(i, answers, None)`` for each
-    answered image (one answer per prompt), ``write(i, None, reason)`` for an image that cannot be read."""
+                  stages: StageClock | None = None, progress=None, ask: Callable | None = None) -> None:
+    """The multimodal hot loop, shared by the prompt methods and the benchmark: ``prompts[i]`` asked of image
+    ``items[i]`` in one ``score_and_generate_multi`` call per batch (or ``ask(images, prompts)``);
+    ``write(i, answers, None)`` for each answered image (one answer per prompt), ``write(i, None, reason)``
+    for an image that cannot be read."""
+    ask = ask or (lambda imgs, ps: adapter.score_and_generate_multi(imgs, ps, max_new_tokens=adapter.max_new_tokens))
     stages = stages or StageClock()
     batches = batches or MemoryAdaptiveBatches(enabled=False)
     place = getattr(adapter, "place_images", None)
@@ -68,9 +70,7 @@ def answer_images(adapter, items: Sequence[ImageItem], prompts: Sequence[Sequenc
                 with stages.stage("host_to_device"):
                     images = place(images)
             with stages.stage("model"):
-                answers = batches.run(lambda imgs, ps: adapter.score_and_generate_multi(
-                    imgs, ps, max_new_tokens=adapter.max_new_tokens), [images, [prompts[i] for i in indices]],
-                    join_lists)
+                answers = batches.run(ask, [images, [prompts[i] for i in indices]], join_lists)
             with stages.stage("post_process"):
                 for i, image_answers in zip(indices, answers):
                     write(i, image_answers, None)
@@ -180,20 +180,36 @@ class PromptMethod(Method):
         items = [ImageItem(i, image_id, str(sources[image_id][0]), size, sources[image_id][1])
                  for i, image_id in enumerate(share)]
         records = [by_id[image_id] for image_id in share]
-        prompts = [[u.task.render_prompt(r) for u in todo[r.image_id]] for r in records]
-        bar = context.progress(total=len(items), desc=f"prompt {context.load.name}") if context.progress else None
+        prompts = self.prompts(context, todo, records)
+        bar = context.progress(total=len(items), desc=f"{self.name} {context.load.name}") if context.progress else None
         try:
-            answer_images(adapter, items, prompts, PartWriter(handles, todo, records),
+            answer_images(adapter, items, prompts, self.part_writer(handles, todo, records, prompts),
                           batch_size=context.batch_size, num_workers=context.num_workers,
-                          batches=context.batches, progress=bar)
+                          batches=context.batches, progress=bar, ask=self.asker(adapter))
         finally:
             for h in handles.values():
                 h.close()
             if bar:
                 bar.close()
 
+    # what a prompt method asks and how it reads the answers (the multiple-choice method asks questions)
+
+    def prompts(self, context: RunContext, todo, records) -> list[list]:
+        """Per image, what is asked for each of its pending tasks: the task's yes/no prompt."""
+        return [[u.task.render_prompt(r) for u in todo[r.image_id]] for r in records]
+
+    def part_writer(self, handles, todo, records, prompts) -> Callable[[int, list[dict] | None, str | None], None]:
+        return PartWriter(handles, todo, records)
+
+    def asker(self, adapter) -> Callable | None:
+        """The batched model call; None for ``score_and_generate_multi``."""
+        return None
+
     @staticmethod
-    def finish(context: RunContext, units, records, max_new_tokens: int) -> None:
+    def notes(max_new_tokens: int) -> dict:
+        return {"max_new_tokens": max_new_tokens, "score": "p_yes", "hard_label": "first yes/no of greedy text"}
+
+    def finish(self, context: RunContext, units, records, max_new_tokens: int) -> None:
         """Merge each unit's part files into its sample file (main process), then drop the parts."""
         layout = context.layout
         for u in units:
@@ -203,7 +219,6 @@ class PromptMethod(Method):
                 context.fail(u, f"{len(missing)} images were not scored (first: {missing[0]})")
                 continue
             samples = [SampleLine.from_dict(rows[r.image_id]) for r in records[u.stem]]
-            extra = {"max_new_tokens": max_new_tokens, "score": "p_yes", "hard_label": "first yes/no of greedy text"}
-            context.finish(u, samples, extra)
+            context.finish(u, samples, self.notes(max_new_tokens))
             for p in layout.parts(u.task.name, u.method):
                 p.unlink()
