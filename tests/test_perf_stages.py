@@ -21,8 +21,8 @@ def test_the_wait_for_the_loader_is_split_by_what_the_loader_spent():
     clock.main.update({"load": 3.0, "model": 4.0, "post_process": 1.0})
     clock.add_worker({"decode": 6.0, "preprocess": 2.0}, images=10)
     report = clock.report(wall=8.5)
-    assert report["stages_s"] == {"decode": 2.25, "preprocess": 0.75, "host_to_device": 0.0, "model": 4.0,
-                                  "post_process": 1.0}
+    assert report["stages_s"] == {"start_up": 0.0, "decode": 2.25, "preprocess": 0.75, "host_to_device": 0.0,
+                                  "model": 4.0, "post_process": 1.0}
     assert report["unaccounted_s"] == pytest.approx(0.5) and report["bottleneck"] == "model"
     assert report["loader_cpu_s"] == {"decode": 6.0, "preprocess": 2.0} and report["images"] == 10
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from contextlib import contextmanager
 from typing import Any, Callable, Iterable, Iterator
 
-STAGES = ("decode", "preprocess", "host_to_device", "model", "post_process")
+STAGES = ("start_up", "decode", "preprocess", "host_to_device", "model", "post_process")
 WORKER_STAGES = ("decode", "preprocess")
 
 
@@ -38,17 +38,19 @@ class StageClock:
             self.main[name] += time.perf_counter() - start
 
     def loader(self, batches: Iterable) -> Iterator:
-        """Iterate a loader, charging the wait for each batch to ``load`` (decode and preprocess not hidden
-        behind the other stages: all of them without workers, what the workers did not finish in time with)."""
+        """Iterate a loader, charging the start and stop of its worker processes to ``start_up`` (once per
+        loader: a run pays it once per dataset) and the wait for each batch to ``load`` (decode and preprocess
+        not hidden behind the other stages: all of them without workers, what the workers did not finish in
+        time with)."""
         start = time.perf_counter()
         iterator = iter(batches)  # starts the loader's workers
-        self.main["load"] += time.perf_counter() - start
+        self.main["start_up"] += time.perf_counter() - start
         while True:
             start = time.perf_counter()
             try:
                 batch = next(iterator)
             except StopIteration:
-                self.main["load"] += time.perf_counter() - start
+                self.main["start_up"] += time.perf_counter() - start  # the workers are stopped and joined
                 return
             self.main["load"] += time.perf_counter() - start
             yield batch
