@@ -149,9 +149,10 @@ def _print_summary(plan) -> None:
         print(f"  + {pair['configurations']} configurations of {pair['task']} without a job: {pair['reason']}")
     if plan.without_job:
         print(f"  = {plan.paper_configurations()} base configurations of the paper's grid")
+    families = {m: load_preset(m).family for m in {j.model for j in plan.jobs}}
     hours: dict[str, float] = {}
     for job in plan.jobs:
-        family = load_preset(job.model).family + (" training" if job.kind == "sft" else "")
+        family = families[job.model] + (" training" if job.kind == "sft" else "")
         hours[family] = hours.get(family, 0.0) + job.minutes / 60
     shown = ", ".join(f"{k} {v:.1f}" for k, v in sorted(hours.items()))
     print(f"estimated GPU-hours: {sum(hours.values()):.1f} ({shown}); throughput: {plan.throughput}")
