@@ -22,12 +22,12 @@ def test_label_rows_meet_the_shares_exactly():
     patients = Counter(r.patient for r in rows)
     assert len(patients) == 20 and set(patients.values()) == {2}
     worse_eye = {p: max(r.icdr for r in rows if r.patient == p) for p in patients}
-    # 20 patients x (0.56, 0.12, 0.16, 0.09, 0.07), largest remainder
-    assert Counter(worse_eye.values()) == {0: 11, 1: 3, 2: 3, 3: 2, 4: 1}
+    # 20 patients x (0.66, 0.13, 0.11, 0.06, 0.04), largest remainder
+    assert Counter(worse_eye.values()) == {0: 13, 1: 3, 2: 2, 3: 1, 4: 1}
     assert len({r.patient for r in rows if r.glaucoma}) == 4  # 22 % of 20 patients
     assert sum(r.quality == "inadequate" for r in rows) == 7  # 17 % of 40 images
     assert sum(r.sex == "female" for r in rows) == 20
-    assert all(r.cdr >= 0.62 for r in rows if r.glaucoma) and all(r.cdr <= 0.65 for r in rows if not r.glaucoma)
+    assert all(r.cdr >= 0.55 for r in rows if r.glaucoma) and all(r.cdr <= 0.68 for r in rows if not r.glaucoma)
     assert {r.device for r in rows} == {"desktop"} and all(r.image == f"{r.patient}_{r.eye}.jpg" for r in rows)
 
 
@@ -45,7 +45,7 @@ def test_sampling_is_deterministic_and_seeded():
 def test_written_dataset_reads_back_row_by_row(tmp_path):
     folder = write_dataset(tmp_path / "synth_desktop", "synth_desktop", n=16, seed=4)
     assert json.loads((folder / "synth.json").read_text()) == {
-        "dataset": "synth_desktop", "device": "desktop", "n": 16, "seed": 4, "version": 1}
+        "dataset": "synth_desktop", "device": "desktop", "n": 16, "seed": 4, "version": 2}
     with open(folder / "labels.csv", newline="") as handle:
         table = list(csv.DictReader(handle))
     load = synth.read(folder)
@@ -158,7 +158,8 @@ def test_label_rows_follow_the_reader_columns():
 
     from focus_eval.synth.datasets import SynthImage
 
-    assert tuple(f.name for f in fields(SynthImage)) == synth.COLUMNS
+    assert tuple(f.name for f in fields(SynthImage)) == (
+        synth.COLUMNS + tuple(synth.LESION_COLUMNS.values()) + (synth.CONTRAST_COLUMN,))
 
 
 def test_too_few_images_or_a_negative_seed_is_an_error():

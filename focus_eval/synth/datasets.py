@@ -7,31 +7,46 @@ import csv
 import json
 import math
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import numpy as np
 
-from focus_eval.data.readers.synth import COLUMNS, IMAGES_DIR, LABELS_FILE, MANIFEST_FILE
+from focus_eval.data.readers.synth import CONTRAST_COLUMN, IMAGES_DIR, LABELS_FILE, LESION_COLUMNS, MANIFEST_FILE
 from focus_eval.errors import FocusError
 from focus_eval.synth.render import FundusSpec, render_fundus
 
-VERSION = 1
+VERSION = 2  # 2: lesion counts and contrast in labels.csv, graded difficulty, screening prevalence
 DATASET_DEVICES = {"synth_desktop": "desktop", "synth_mobile": "mobile"}
 IMAGE_SIZES = {"desktop": 256, "mobile": 224}
 PATIENT_PREFIXES = {"synth_desktop": "d", "synth_mobile": "m"}
-# Share of patients per ICDR grade of the worse eye (a diabetic screening population, more advanced disease
-# than the general population so that a few hundred images still hold every grade).
-DR_LEVELS = {"desktop": (0.56, 0.12, 0.16, 0.09, 0.07), "mobile": (0.60, 0.12, 0.14, 0.08, 0.06)}
+# Share of patients per ICDR grade of the worse eye: a diabetic screening population (about a third with any
+# retinopathy, few with sight-threatening disease), still holding every grade in a few hundred images.
+DR_LEVELS = {"desktop": (0.66, 0.13, 0.11, 0.06, 0.04), "mobile": (0.68, 0.13, 0.10, 0.05, 0.04)}
 DME_BY_GRADE = (0.0, 0.08, 0.3, 0.45, 0.5)  # chance that an eye of this grade has macular edema
 GLAUCOMA_PATIENTS = 0.22
+# Lesions drawn per ICDR grade, (low, high) per kind: ranges overlap between neighbouring grades, and mild
+# retinopathy may show a single microaneurysm, so grading is not a matter of counting.
+LESION_RANGES: dict[int, dict[str, tuple[int, int]]] = {
+    0: {},
+    1: {"microaneurysm": (1, 6), "dot_haemorrhage": (0, 1)},
+    2: {"microaneurysm": (2, 8), "dot_haemorrhage": (0, 4), "blot_haemorrhage": (0, 1), "exudate_cluster": (0, 1),
+        "cotton_wool": (0, 1)},
+    3: {"microaneurysm": (5, 14), "dot_haemorrhage": (4, 10), "blot_haemorrhage": (2, 6),
+        "flame_haemorrhage": (1, 3), "exudate_cluster": (1, 4), "cotton_wool": (1, 3)},
+    4: {"microaneurysm": (5, 14), "dot_haemorrhage": (4, 10), "blot_haemorrhage": (2, 6),
+        "flame_haemorrhage": (1, 3), "exudate_cluster": (1, 4), "cotton_wool": (1, 3), "new_vessels": (1, 2),
+        "preretinal_haemorrhage": (0, 1)},
+}
+LESION_CONTRAST = (0.3, 0.85)  # lesion opacity per image, uniform: from barely visible to plain
 INADEQUATE_IMAGES = 0.17  # about one in six, enough for the quality metrics of a small test split
 MIN_IMAGES = 10
 
 
 @dataclass
 class SynthImage:
-    """One row of ``labels.csv``; field names and order are the file's columns."""
+    """One row of ``labels.csv``; field names and order are the file's columns (the reader's COLUMNS, then a
+    count per lesion kind drawn, then the lesion contrast)."""
 
     image: str
     patient: str
@@ -44,11 +59,21 @@ class SynthImage:
     sex: str
     quality: str
     device: str
+    microaneurysms: int = 0
+    dot_haemorrhages: int = 0
+    blot_haemorrhages: int = 0
+    flame_haemorrhages: int = 0
+    preretinal_haemorrhages: int = 0
+    exudates: int = 0
+    cotton_wool: int = 0
+    new_vessels: int = 0
+    lesion_contrast: float = 1.0
 
     def spec(self) -> FundusSpec:
+        lesions = tuple((kind, getattr(self, column)) for kind, column in LESION_COLUMNS.items())
         return FundusSpec(dr_grade=self.icdr, dme=bool(self.dme), cdr=self.cdr, laterality=self.eye,
                           quality=self.quality, device=self.device, size=IMAGE_SIZES[self.device],
-                          age=self.age, sex=self.sex)
+                          age=self.age, sex=self.sex, lesions=lesions, lesion_contrast=self.lesion_contrast)
 
 
 def write_synthetic(out: Path, n: int = 200, seed: int = 0, workers: int = 1) -> dict[str, Path]:
@@ -75,7 +100,7 @@ def write_dataset(folder: Path, name: str, n: int, seed: int, workers: int = 1) 
         for job in jobs:
             _render_to_file(job)
     with open(folder / LABELS_FILE, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=[f.name for f in fields(SynthImage)])
         writer.writeheader()
         writer.writerows(asdict(row) for row in rows)
     # written last: a folder with a manifest is complete
@@ -112,7 +137,8 @@ def sample_images(name: str, n: int, seed: int) -> list[SynthImage]:
                 image=f"{patient}_{eye}.jpg", patient=patient, eye=eye, icdr=grade,
                 dme=int(rng.random() < DME_BY_GRADE[grade]), cdr=_cup(bool(glaucoma[p]), bool(has_glaucoma), rng),
                 glaucoma=has_glaucoma, age=age, sex=("male", "female")[int(sexes[p])],
-                quality="inadequate" if len(rows) in inadequate else "adequate", device=device))
+                quality="inadequate" if len(rows) in inadequate else "adequate", device=device,
+                **_lesions(grade, rng)))
     return rows
 
 
@@ -133,14 +159,23 @@ def _eye_grade(level: int, worse: bool, rng: np.random.Generator) -> int:
     return level - 1
 
 
+def _lesions(grade: int, rng: np.random.Generator) -> dict:
+    """The lesion counts (SynthImage columns) and contrast of one eye of ``grade``."""
+    counts = {LESION_COLUMNS[kind]: int(rng.integers(low, high + 1))
+              for kind, (low, high) in LESION_RANGES[grade].items()}
+    contrast = round(float(rng.uniform(*LESION_CONTRAST)), 2) if grade else 1.0
+    return {**counts, CONTRAST_COLUMN: contrast}
+
+
 def _cup(patient_glaucoma: bool, eye_glaucoma: bool, rng: np.random.Generator) -> float:
+    """Vertical cup-to-disc ratios that overlap between glaucomatous and healthy eyes, as in clinics."""
     if eye_glaucoma:
-        return round(float(rng.uniform(0.62, 0.88)), 2)
+        return round(float(rng.uniform(0.55, 0.88)), 2)
     if patient_glaucoma:  # the fellow eye of a glaucoma patient often has a borderline cup
-        return round(float(rng.uniform(0.45, 0.6)), 2)
-    if rng.random() < 0.06:  # large physiological cups exist in healthy eyes
-        return round(float(rng.uniform(0.55, 0.65)), 2)
-    return round(float(rng.uniform(0.15, 0.5)), 2)
+        return round(float(rng.uniform(0.45, 0.62)), 2)
+    if rng.random() < 0.12:  # large physiological cups exist in healthy eyes
+        return round(float(rng.uniform(0.5, 0.68)), 2)
+    return round(float(rng.uniform(0.15, 0.52)), 2)
 
 
 def _render_seed(name: str, seed: int, index: int) -> int:

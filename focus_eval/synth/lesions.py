@@ -4,6 +4,7 @@ exudates, cotton-wool spots, new vessels, and the exudates near the fovea that m
 from __future__ import annotations
 
 import math
+from typing import Mapping
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
@@ -22,6 +23,10 @@ GRADE_LESIONS: dict[int, dict[str, tuple[int, int]]] = {
         "flame_haemorrhage": (3, 7), "exudate_cluster": (3, 6), "cotton_wool": (3, 6),
         "new_vessels": (1, 3), "preretinal_haemorrhage": (0, 1)},
 }
+
+LESION_KINDS = ("microaneurysm", "dot_haemorrhage", "blot_haemorrhage", "flame_haemorrhage", "exudate_cluster",
+                "cotton_wool", "new_vessels", "preretinal_haemorrhage")
+HAEMORRHAGES = ("dot_haemorrhage", "blot_haemorrhage", "flame_haemorrhage", "preretinal_haemorrhage")
 
 _RED_TINT = np.array([0.42, 0.12, 0.14], np.float32)
 _EXUDATE = np.array([1.0, 0.88, 0.42], np.float32)
@@ -63,22 +68,33 @@ class _Masks:
         self.draw[layer].ellipse([cx - rx, cy - ry, cx + rx, cy + ry], fill=255)
 
 
-def draw(rgb: np.ndarray, scene: Scene, grade: int, dme: bool, rng: np.random.Generator) -> np.ndarray:
-    """Paint the lesions of ``grade`` (and macular-edema exudates if ``dme``) onto ``rgb``."""
-    if grade == 0 and not dme:
+def draw(rgb: np.ndarray, scene: Scene, grade: int, dme: bool, rng: np.random.Generator,
+         counts: Mapping[str, int] | None = None, contrast: float = 1.0) -> np.ndarray:
+    """Paint the lesions of ``grade`` (and macular-edema exudates if ``dme``) onto ``rgb``: ``counts`` lesions
+    of each kind where given (the labels of a synthetic dataset say what was drawn), else counts drawn from
+    ``GRADE_LESIONS``; ``contrast`` (0-1] scales every lesion's opacity (subtle lesions are hard to see)."""
+    nothing = grade == 0 if counts is None else not any(counts.values())
+    if nothing and not dme:
         return rgb
+    unknown = sorted(set(counts or {}) - set(_LESION_PAINTERS))
+    if unknown:
+        raise ValueError(f"unknown lesion kind(s) {unknown}; known: {sorted(_LESION_PAINTERS)}")
     masks = _Masks(scene.width)
-    for kind, (low, high) in GRADE_LESIONS[grade].items():
-        for _ in range(int(rng.integers(low, high + 1))):
+    if counts is None:  # each count drawn just before its lesions are painted (one random stream)
+        for kind, (low, high) in GRADE_LESIONS[grade].items():
+            for _ in range(int(rng.integers(low, high + 1))):
+                _LESION_PAINTERS[kind](masks, scene, rng)
+    for kind, count in (counts or {}).items():
+        for _ in range(int(count)):
             _LESION_PAINTERS[kind](masks, scene, rng)
     if dme:
         _macular_exudates(masks, scene, rng)
     px = scene.width / 256
     rgb = np.array(rgb, np.float32)
     light = np.clip(scene.illumination, 0.45, 1.1)
-    masks.composite(rgb, "red", 0.5 * px, 0.9, _RED_TINT, None)
-    masks.composite(rgb, "exudate", 0.4 * px, 0.92, _EXUDATE, light)
-    masks.composite(rgb, "cotton", 1.6 * px, 0.75, _COTTON_WOOL, light)
+    masks.composite(rgb, "red", 0.5 * px, 0.9 * contrast, _RED_TINT, None)
+    masks.composite(rgb, "exudate", 0.4 * px, 0.92 * contrast, _EXUDATE, light)
+    masks.composite(rgb, "cotton", 1.6 * px, 0.75 * contrast, _COTTON_WOOL, light)
     return rgb
 
 

@@ -39,6 +39,9 @@ class FundusSpec:
     size: int = 256
     age: float | None = None
     sex: str | None = None
+    # the lesions to draw, as (kind, count) pairs (None: counts drawn for the grade), and their opacity (0, 1]
+    lesions: tuple[tuple[str, int], ...] | None = None
+    lesion_contrast: float = 1.0
 
     def __post_init__(self):
         if self.dr_grade not in (0, 1, 2, 3, 4):
@@ -51,12 +54,15 @@ class FundusSpec:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
         if not 32 <= self.size <= 4096:
             raise ValueError(f"size must lie in [32, 4096] pixels, got {self.size!r}")
+        if not 0 < self.lesion_contrast <= 1:
+            raise ValueError(f"lesion_contrast must lie in (0, 1], got {self.lesion_contrast!r}")
 
 
 @dataclass(frozen=True)
 class Device:
     """A camera: a narrower field of view magnifies the posterior pole (``zoom``) inside a smaller visible
-    circle; ``detail`` is the native resolution as a fraction of the output size."""
+    circle; ``detail`` is the native resolution as a fraction of the output size; ``lesion_contrast`` scales
+    how strongly small lesions stand out (a phone's optics and sensor wash them out)."""
 
     zoom: float
     field_radius: float
@@ -65,13 +71,14 @@ class Device:
     contrast: float
     noise: float
     jpeg_quality: int
+    lesion_contrast: float = 1.0
 
 
 DEVICE_PROFILES = {
     "desktop": Device(zoom=1.0, field_radius=0.95, detail=1.0, gains=(1.0, 1.0, 1.0), contrast=1.0,
                       noise=0.0, jpeg_quality=92),
     "mobile": Device(zoom=1.12, field_radius=0.88, detail=0.55, gains=(0.88, 1.1, 0.78), contrast=0.82,
-                     noise=0.03, jpeg_quality=45),
+                     noise=0.03, jpeg_quality=45, lesion_contrast=0.65),
 }
 
 
@@ -84,7 +91,9 @@ def render_fundus(spec: FundusSpec, seed: int) -> Image.Image:
     rgb = _background(scene, anatomy_rng)
     rgb = _optic_disc(rgb, scene, spec.cdr)
     rgb = _vessels(rgb, scene, anatomy_rng)
-    rgb = lesions.draw(rgb, scene, spec.dr_grade, spec.dme, np.random.default_rng([seed, _LESIONS]))
+    counts = None if spec.lesions is None else dict(spec.lesions)
+    rgb = lesions.draw(rgb, scene, spec.dr_grade, spec.dme, np.random.default_rng([seed, _LESIONS]), counts,
+                       spec.lesion_contrast * device.lesion_contrast)
     rgb = _lens(rgb, spec.age)
     if spec.quality == "inadequate":
         rgb = _degrade(rgb, scene, np.random.default_rng([seed, _QUALITY]))

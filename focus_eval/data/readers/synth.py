@@ -11,9 +11,10 @@ Raw layout (one folder per dataset)::
 dme = 1; glaucoma = the clinical label. Two eyes per patient; no official split.
 
 Further fields: laterality (OD -> right, OS -> left), dr_grade = icdr, and, where labels.csv has the lesion
-count columns (version 2 and later: microaneurysms, haemorrhages, exudates, cotton_wool, the lesions the
-renderer drew), the findings microaneurysm, haemorrhage, hard_exudate and cotton_wool_spot (count >= 1);
-conditions: diabetic_retinopathy (icdr >= 1), macular_edema (dme), glaucoma, or normal when none applies.
+count columns (version 2 and later: how many lesions of each kind the renderer drew, and their contrast), the
+findings microaneurysm, haemorrhage (dot, blot, flame or preretinal), hard_exudate (exudate clusters, or the
+macular exudates of dme = 1), cotton_wool_spot and new_vessels, each 1 when any was drawn; conditions:
+diabetic_retinopathy (icdr >= 1), macular_edema (dme), glaucoma, or normal when none applies.
 """
 
 from __future__ import annotations
@@ -41,9 +42,16 @@ MANIFEST_FILE = "synth.json"
 LABELS_FILE = "labels.csv"
 IMAGES_DIR = "images"
 COLUMNS = ("image", "patient", "eye", "icdr", "dme", "cdr", "glaucoma", "age", "sex", "quality", "device")
-# lesion count column -> the finding it marks (optional columns: folders written before version 2 lack them)
-LESION_COLUMNS = {"microaneurysms": "microaneurysm", "haemorrhages": "haemorrhage", "exudates": "hard_exudate",
-                  "cotton_wool": "cotton_wool_spot"}
+# lesion kind -> its count column in labels.csv (optional: folders written before version 2 lack them)
+LESION_COLUMNS = {"microaneurysm": "microaneurysms", "dot_haemorrhage": "dot_haemorrhages",
+                  "blot_haemorrhage": "blot_haemorrhages", "flame_haemorrhage": "flame_haemorrhages",
+                  "preretinal_haemorrhage": "preretinal_haemorrhages", "exudate_cluster": "exudates",
+                  "cotton_wool": "cotton_wool", "new_vessels": "new_vessels"}
+CONTRAST_COLUMN = "lesion_contrast"
+# finding -> the lesion kinds that mark it
+FINDINGS = {"microaneurysm": ("microaneurysm",),
+            "haemorrhage": ("dot_haemorrhage", "blot_haemorrhage", "flame_haemorrhage", "preretinal_haemorrhage"),
+            "hard_exudate": ("exudate_cluster",), "cotton_wool_spot": ("cotton_wool",), "new_vessels": ("new_vessels",)}
 CONDITIONS = ("diabetic_retinopathy", "macular_edema", "glaucoma")
 
 _BINARY = {"0": 0, "1": 1}
@@ -72,14 +80,24 @@ def read(folder: Path) -> DatasetLoad:
     name = dataset_name(folder)
     labels = find_one(folder, [LABELS_FILE], "synthetic label file")
     headers, rows = read_csv_rows(labels)
-    columns = resolve_columns(headers, {c: (c,) for c in (*COLUMNS, *LESION_COLUMNS)}, labels,
-                              optional=LESION_COLUMNS)
+    lesion_columns = (*LESION_COLUMNS.values(), CONTRAST_COLUMN)
+    columns = resolve_columns(headers, {c: (c,) for c in (*COLUMNS, *lesion_columns)}, labels,
+                              optional=lesion_columns)
     load = DatasetLoad(name=name, root=folder, records=[],
                        metadata={"label_file": str(labels), "layout": "focus-eval synthetic"})
     # Empty image files are read as they always were here: decoding reports them, with their path.
     matcher = ImageMatcher(folder, labels, labels.parent / IMAGES_DIR, allow_empty=True)
     read_rows(load, matcher, rows, lambda row: _listed(labels, row, columns))
     return load
+
+
+def _findings(counts: dict[str, int | None], dme: int | None) -> dict[str, int]:
+    """Finding flags from the lesion counts drawn (none when the file has no count columns)."""
+    if not counts or None in counts.values():
+        return {}
+    findings = {name: int(any(counts[kind] for kind in kinds)) for name, kinds in FINDINGS.items()}
+    findings["hard_exudate"] = int(findings["hard_exudate"] or dme == 1)  # macular exudates are hard exudates
+    return findings
 
 
 def _listed(labels: Path, row: dict, columns: dict) -> Listed:
@@ -93,8 +111,11 @@ def _listed(labels: Path, row: dict, columns: dict) -> Listed:
     dme = map_code(cell("dme"), _BINARY, labels, line, "dme")
     glaucoma = map_code(cell("glaucoma"), _BINARY, labels, line, "glaucoma")
     eye = map_code(cell("eye"), _EYES, labels, line, "eye")
-    findings = {finding: int(parse_grade(cell(column), range(1000), labels, line, column) >= 1)
-                for column, finding in LESION_COLUMNS.items() if column in columns and cell(column) is not None}
+    counts = {kind: parse_grade(cell(column), range(1000), labels, line, column)
+              for kind, column in LESION_COLUMNS.items() if column in columns}
+    findings = _findings(counts, dme)
+    drawn = {"lesions": counts, "lesion_contrast": parse_number(cell(CONTRAST_COLUMN), labels, line,
+                                                                CONTRAST_COLUMN)} if counts else {}
     abnormal, conditions = normal_and_conditions(
         {"diabetic_retinopathy": dr_present(icdr), "macular_edema": dme, "glaucoma": glaucoma}, CONDITIONS)
     # the record's id drops the extension; a skipped row names the listed file
@@ -108,6 +129,6 @@ def _listed(labels: Path, row: dict, columns: dict) -> Listed:
         sex=map_code(cell("sex"), _SEXES, labels, line, "sex"),
         quality=map_code(cell("quality"), _QUALITIES, labels, line, "quality"),
         extra={"eye": eye, "icdr": icdr, "dme": dme,
-               "cdr": parse_number(cell("cdr"), labels, line, "cdr"), "device": cell("device")},
+               "cdr": parse_number(cell("cdr"), labels, line, "cdr"), "device": cell("device"), **drawn},
         laterality={"OD": "right", "OS": "left"}[eye] if eye else None, dr_grade=icdr, findings=findings,
         abnormal=abnormal, conditions=conditions))
