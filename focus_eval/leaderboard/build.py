@@ -89,7 +89,8 @@ def assemble(entries: list[Entry], inputs: SiteInputs, catalog, *, include_proxy
              include_paths: Sequence[Path | str], no_samples: bool, include_limited: bool, title: str,
              base_url: str | None) -> Site:
     """Group the lines every way the pages show them."""
-    ranked = [e for e in entries if include_limited or not e.limited]
+    # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (leaderboard.funbench)
+    ranked = [e for e in entries if (include_limited or not e.limited) and not e.line.output_type]
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
     configs = groups.configurations(ranked, catalog, include_proxy)

@@ -42,7 +42,7 @@ def _builtin() -> None:
     for name, target in (("domains", "views:domains_view"), ("datasets", "views:datasets_view"),
                          ("families", "views:families_view"), ("calibration", "views:calibration_view"),
                          ("fairness", "gapviews:fairness_view"), ("robustness", "gapviews:robustness_view"),
-                         ("finetune", "finetune:finetune_view")):
+                         ("finetune", "finetune:finetune_view"), ("funbench", "funbench:funbench_view")):
         PAGES.register(name, f"focus_eval.leaderboard.{target}")
 
 

@@ -1,0 +1,130 @@
+"""The FunBench page: one row per model and mode (the multiple-choice method is FunBench's E-mode III, the
+linear probe its E-mode I, class-prompt zero-shot an encoder mode of this harness), FunBench's F1 overall, per
+level (L1-L4) and per subtask code (L2b, L3a, ...), the random-guess row, cells below chance greyed. Task and
+level scores are means over tasks, as in the paper. The data go to ``data/funbench.csv``."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from statistics import mean
+
+from focus_eval.leaderboard.csvdata import CsvTable
+from focus_eval.leaderboard.entries import Entry
+from focus_eval.leaderboard.site import Site
+
+TASK_NAME = re.compile(r"^funbench_l([1-4])([a-d])_")
+LEVELS = ("L1", "L2", "L3", "L4")
+MODES = {"multiple_choice": "E-mode III: holistic", "linear_probe": "E-mode I: linear probe",
+         "zero_shot": "zero-shot class prompts"}
+QUESTION_METHOD = "multiple_choice"  # the random-guess row is that of the questions, as in the paper
+
+
+def code_of(task: str) -> str | None:
+    """FunBench's code of a task named ``funbench_<code>_...`` (``L4c``), else None."""
+    match = TASK_NAME.match(task)
+    return f"L{match.group(1)}{match.group(2)}" if match else None
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A mean over tasks of FunBench's F1, the same lines' mean random-guess F1, and how many tasks."""
+
+    value: float | None
+    guess: float | None
+    n: int
+
+    @property
+    def below_chance(self) -> bool:
+        return self.value is not None and self.guess is not None and self.value < self.guess
+
+
+def cell(scores: list[tuple[float | None, float | None]]) -> Cell:
+    values = [v for v, _ in scores if v is not None]
+    guesses = [g for v, g in scores if v is not None and g is not None]
+    return Cell(mean(values) if values else None, mean(guesses) if len(guesses) == len(values) and values else None,
+                len(values))
+
+
+@dataclass
+class Row:
+    """One model and mode: its cells by column (``overall``, the levels, the codes)."""
+
+    model: str
+    method: str
+    adapter: str | None
+    family: str | None
+    untrained: bool
+    entries: list[Entry] = field(default_factory=list)
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        return MODES.get(self.method, self.method)
+
+
+def _score(e: Entry) -> tuple[float | None, float | None]:
+    guess = (e.line.extra or {}).get("random_guess") or {}
+    return e.metric("funbench_f1"), guess.get("funbench_f1")
+
+
+def _cells(entries: list[Entry], columns: list[str]) -> dict[str, Cell]:
+    by_column: dict[str, list] = defaultdict(list)
+    for e in entries:
+        code = code_of(e.line.task)
+        for column in ("overall", code[:2], code):
+            by_column[column].append(_score(e))
+    return {c: cell(by_column[c]) for c in ["overall", *columns]}
+
+
+def funbench_lines(site: Site) -> list[Entry]:
+    """The results lines of FunBench tasks the page shows (limited runs only with --include-limited)."""
+    return [e for e in site.entries if e.line.output_type and code_of(e.line.task)
+            and (site.include_limited or not e.limited)]
+
+
+def random_row(lines: list[Entry], columns: list[str]) -> dict[str, Cell]:
+    """Per column, the mean random-guess F1 of its tasks (each task's question baseline where an MLLM answered
+    it, else the probe's uniform guess over all classes)."""
+    per_task: dict[str, Entry] = {}
+    for e in sorted(lines, key=lambda e: e.line.method != QUESTION_METHOD):
+        per_task.setdefault(e.line.task, e)
+    by_column: dict[str, list] = defaultdict(list)
+    for e in per_task.values():
+        code, guess = code_of(e.line.task), _score(e)[1]
+        for column in ("overall", code[:2], code):
+            by_column[column].append((guess, None))
+    return {c: cell(by_column[c]) for c in ["overall", *columns]}
+
+
+def funbench_view(site: Site):
+    """The FunBench page, or None when no FunBench task has results."""
+    from focus_eval.leaderboard.views import ViewPage
+
+    lines = funbench_lines(site)
+    if not lines:
+        return None
+    codes = sorted({code_of(e.line.task) for e in lines})
+    columns = [*LEVELS, *codes]
+    rows: dict[tuple, Row] = {}
+    for e in lines:
+        key = (e.line.model, e.line.method, e.line.adapter or "", e.convention_text)
+        rows.setdefault(key, Row(e.line.model, e.line.method, e.line.adapter, e.line.family,
+                                 bool(e.line.untrained))).entries.append(e)
+    for row in rows.values():
+        row.cells = _cells(row.entries, columns)
+    ordered = sorted(rows.values(), key=lambda r: (r.untrained, -(r.cells["overall"].value or -1.0), r.model))
+    table = CsvTable(("model", "method", "mode", "adapter", "family", "untrained", "column", "funbench_f1",
+                      "random_guess_f1", "n_tasks"))
+    guess_row = random_row(lines, columns)
+    for column, c in guess_row.items():
+        table.add("random guess", None, None, None, None, None, column, c.value, None, c.n)
+    for r in ordered:
+        for column, c in r.cells.items():
+            table.add(r.model, r.method, r.mode, r.adapter, r.family, r.untrained, column, c.value, c.guess, c.n)
+    tasks = sorted({e.line.task for e in lines}, key=lambda t: (code_of(t), t))
+    return ViewPage(name="funbench", title="FunBench", template="funbench.html", csv={"funbench": table},
+                    summary="multiple-choice fundus reading (FunBench F1 by level and subtask, with random guess)",
+                    context={"rows": ordered, "columns": columns, "levels": LEVELS, "codes": codes,
+                             "guess": guess_row, "tasks": tasks, "code_of": code_of})

@@ -1,0 +1,72 @@
+"""The FunBench leaderboard page: one row per model and mode, FunBench F1 per level and subtask, the random-guess
+row, cells below chance greyed, and the confusion matrix on each multi-class task page; the yes/no pages keep
+multi-class lines out of their rankings."""
+
+import csv
+import io
+import json
+import re
+
+import numpy as np
+
+from focus_eval.leaderboard import build_site
+from focus_eval.leaderboard.funbench import code_of
+from focus_eval.results.schema import UnitMeta, dumps
+from focus_eval.scoring import evaluate_samples
+
+CLASSES = {"funbench_l2b_laterality_synth_desktop": ["left", "right"],
+           "funbench_l4c_dr_grading_synth_desktop": ["no_dr", "mild", "moderate", "severe", "proliferative"]}
+
+
+def line(model: str, method: str, task: str, right: float, seed: int) -> dict:
+    """A results line whose predictions are right on a ``right`` share of 40 images."""
+    rng = np.random.default_rng(seed)
+    k = len(CLASSES[task])
+    labels = rng.integers(0, k, 40)
+    preds = np.where(rng.random(40) < right, labels, (labels + 1) % k)
+    samples = [{"image_id": f"i{i}", "patient_id": f"p{i}", "split": "test", "label": int(y), "score": None,
+                "pred": int(p), "age": None, "sex": None, "quality": None, "error": None,
+                "output_type": "multiple_choice", "probs": None} for i, (y, p) in enumerate(zip(labels, preds))]
+    family = "mllm" if method == "multiple_choice" else "vm"
+    meta = UnitMeta.from_dict({
+        "model": model, "family": family, "domain": "general", "untrained": False, "method": method,
+        "task": task, "dataset": "synth_desktop", "target": "dr_grade" if "grading" in task else "laterality",
+        "proxy": False, "adapter": None, "task_version": 1,
+        "task_hash": "h", "preset_hash": "p", "n_boot": 20, "seed": 0,
+        "extra": {"output_type": "multiple_choice", "classes": CLASSES[task], "multilabel": False,
+                  "ordinal": "grading" in task}})
+    return evaluate_samples(samples, meta).to_dict()
+
+
+def test_funbench_page_rows_random_guess_and_greyed_cells(tmp_path):
+    results = tmp_path / "results"
+    for model, method, right in (("good-mllm", "multiple_choice", 0.9), ("bad-probe", "linear_probe", 0.05)):
+        folder = results / model
+        folder.mkdir(parents=True)
+        rows = [line(model, method, task, right, seed) for seed, task in enumerate(CLASSES)]
+        (folder / "results.jsonl").write_text("".join(dumps(r) + "\n" for r in rows))
+    report = build_site([results], tmp_path / "site")
+    page = (tmp_path / "site" / "funbench.html").read_text()
+    assert "funbench.html" in report.pages and 'href="funbench.html"' in (tmp_path / "site" / "index.html").read_text()
+    table = re.search(r'<table class="sortable data" id="funbench-table">(.*?)</table>', page, re.S).group(1)
+    heads = re.findall(r"<th [^>]*scope=\"col\"[^>]*>([^<]+)</th>", table)
+    assert heads[:9] == ["Model", "Mode", "Overall", "L1", "L2", "L3", "L4", "L2b", "L4c"]
+    body = re.findall(r"<tr.*?</tr>", table.split("<tbody>")[1], re.S)
+    assert "Random guess" in body[0] and "good-mllm" in body[1] and "bad-probe" in body[2]
+    # the random guess of the questions: 0.5 for laterality, 2 * (1/5) * (4/5) = 0.32 for five grades
+    data = list(csv.DictReader(io.StringIO((tmp_path / "site" / "data" / "funbench.csv").read_text())))
+    guess = {r["column"]: float(r["funbench_f1"]) for r in data if r["model"] == "random guess" and r["funbench_f1"]}
+    assert guess["L2b"] == 0.5 and abs(guess["L4c"] - 0.32) < 0.03 and "L1" not in guess
+    assert "below-chance" not in body[1] and body[2].count("below-chance") == 5  # overall, L2, L4, L2b, L4c
+    assert "E-mode III" in body[1] and "E-mode I: linear probe" in body[2]
+    task = (tmp_path / "site" / "tasks").glob("funbench_l4c*.html")
+    task_page = next(task).read_text()
+    assert "confusion" in task_page and "unanswered" in task_page and "below chance" in task_page
+    # multi-class lines have no AUROC: the overview's main table gets no column for their targets
+    assert "laterality tasks (higher is better)" not in (tmp_path / "site" / "index.html").read_text()
+    site_data = json.loads((tmp_path / "site" / "data" / "results.json").read_text())
+    assert len(site_data) == 4
+
+
+def test_task_codes_come_from_the_names():
+    assert code_of("funbench_l4c_dr_grading_brset") == "L4c" and code_of("dr_brset") is None
