@@ -149,6 +149,21 @@ def data_root(tmp_path_factory):
     return root
 
 
+def test_tasks_command_counts_test_images_and_rows_beyond_the_first_class(data_root, capsys):
+    from focus_eval.cli import main
+    from focus_eval.data.registry import load_dataset
+
+    assert main(["tasks", "funbench_l4c_dr_grading_synth_desktop,funbench_l4b_conditions_synth_desktop",
+                 "--data-root", str(data_root)]) == 0
+    printed = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
+    load = load_dataset("synth_desktop", data_root)
+    test = [r for r in load.records if r.split == "test"]
+    grading = printed["funbench_l4c_dr_grading_synth_desktop"]
+    assert grading[6:8] == [str(len(test)), str(sum(r.dr_grade >= 1 for r in test))]
+    conditions = printed["funbench_l4b_conditions_synth_desktop"]
+    assert conditions[7] == str(sum(r.conditions != ("normal",) for r in test))
+
+
 @pytest.mark.slow
 def test_encoders_score_every_multiclass_task_with_probe_and_class_prompts(tmp_path, data_root):
     from focus_eval.cli import main

@@ -52,7 +52,8 @@ def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str,
             counts[task.name] = ("missing", "missing")
             continue
         records = task.records(load, "test")
-        counts[task.name] = (str(len(records)), str(sum(task.label(r) for r in records)))
+        # positives: label 1, or for a multi-class task a label other than the first class (as n_pos counts)
+        counts[task.name] = (str(len(records)), str(sum(task.label(r) not in (0, [0]) for r in records)))
     return counts, notes
 
 
