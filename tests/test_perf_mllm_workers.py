@@ -138,3 +138,21 @@ def test_a_prompt_run_with_workers_writes_what_the_main_thread_writes(tmp_path):
         assert lines[r.image_id]["p_yes"] == pytest.approx(row["p_yes"], abs=1e-5)
         assert lines[r.image_id]["p_no"] == pytest.approx(row["p_no"], abs=1e-5)
         assert lines[r.image_id]["text"] == row["text"]
+
+
+@pytest.mark.slow
+def test_sft_with_the_image_half_in_workers_trains_as_on_the_main_thread(tmp_path):
+    from focus_eval.synth.datasets import write_synthetic
+
+    root = tmp_path / "data"
+    write_synthetic(root, n=24, seed=2)
+    logs = {}
+    for workers in ("0", "1"):
+        out = tmp_path / f"adapter{workers}"
+        assert main(["sft", "--model", "tiny-medgemma", "--dataset", "synth_desktop", "--target", "dr",
+                     "--data-root", str(root), "--device", "cpu", "--num-workers", workers, "--no-progress",
+                     "--max-steps", "2", "--batch-size", "2", "--grad-accum", "1", "--max-val-images", "2",
+                     "--output", str(out)]) == 0
+        rows = [json.loads(line) for line in (out / "training_log.jsonl").read_text().splitlines()]
+        logs[workers] = [(r.get("train_loss"), r.get("val_loss")) for r in rows]
+    assert logs["0"] == logs["1"] and len(logs["0"]) == 4
