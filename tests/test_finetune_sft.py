@@ -113,17 +113,18 @@ def test_evaluation_with_the_adapter_names_its_training(trained, data_root, tmp_
             "--output-path", str(tmp_path), "--device", "cpu", "--limit", "4", "--num-workers", "0",
             "--no-progress", "--n-boot", "10"]
     assert main(args) == 0
-    line = json.loads((tmp_path / f"tiny-medgemma@{trained.name}" / "results.jsonl").read_text().splitlines()[0])
+    line = json.loads((tmp_path / f"tiny-medgemma@{trained.name}" / "limit-4" / "results.jsonl").read_text().splitlines()[0])
     assert line["adapter"] == trained.name
     assert line["extra"]["adapter_train_dataset"] == "synth_desktop"
     assert line["extra"]["adapter_train_target"] == "dr"
     assert main(args) == 0 and "finished 0, already done 1" in capsys.readouterr().out
-    # the same folder trained again: its evaluation is stale and runs again
+    # the same folder trained again: its evaluation is stale; the run stops naming it, --overwrite runs it again
     info_path = trained / "focus_eval_adapter.json"
     original = info_path.read_text()
     try:
         info_path.write_text(json.dumps(dict(json.loads(original), created="2030-01-01T00:00:00+00:00")))
-        assert main(args) == 0 and "finished 1, already done 0" in capsys.readouterr().out
+        assert main(args) == 2 and "adapter_trained_at" in capsys.readouterr().err
+        assert main([*args, "--overwrite"]) == 0 and "finished 1, already done 0" in capsys.readouterr().out
     finally:
         info_path.write_text(original)
 
@@ -139,7 +140,7 @@ def test_a_broken_adapter_stops_the_run(data_root, tmp_path, capsys):
     assert main([*args, "--adapter", str(broken)]) == 2
     err = capsys.readouterr().err
     assert str(broken.resolve()) in err and "cannot be loaded" in err
-    assert not (tmp_path / "out" / "tiny-medgemma@broken-adapter" / "results.jsonl").exists()
+    assert not (tmp_path / "out" / "tiny-medgemma@broken-adapter" / "limit-2" / "results.jsonl").exists()
     assert main([*args, "--adapter", str(tmp_path / "missing")]) == 2
     assert "not a folder" in capsys.readouterr().err
 
