@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from focus_eval.cli import main
-from focus_eval.results.schema import RESULT_KEYS, SAMPLE_KEYS, read_jsonl, validate_result_dict
+from focus_eval.results.schema import OPTIONAL_RESULT_KEYS, RESULT_KEYS, SAMPLE_KEYS, read_jsonl, validate_result_dict
 
 TASKS = "dr_synth_desktop,glaucoma_synth_desktop,dr_synth_mobile"
 
@@ -52,7 +52,7 @@ def test_efficientnet_lite0_on_synthetic_tasks(tmp_path, data_root):
     assert {r["task"] for r in rows} == {"dr_synth_desktop", "referable_dr_synth_desktop", "glaucoma_synth_desktop"}
     for r in rows:
         validate_result_dict(r)
-        assert set(RESULT_KEYS) <= set(r)
+        assert set(RESULT_KEYS) - set(OPTIONAL_RESULT_KEYS) <= set(r)  # binary lines omit output_type
         assert r["method"] == "linear_probe" and r["untrained"] is False
         assert r["n_errors"] == 0 and r["n"] == r["n_valid"]
     assert max(r["metrics"]["auroc"] for r in rows) > 0.7
