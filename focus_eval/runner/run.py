@@ -433,10 +433,9 @@ class Runner:
     def num_workers(self) -> int:
         if self.options.num_workers is not None:
             return self.options.num_workers
-        import os
+        from focus_eval.runner.images import default_workers
 
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        return max(0, min(16, cores // max(1, self.state.num_processes) - 1))
+        return default_workers(self.state.num_processes)
 
     def compute_dtype(self):
         import torch
