@@ -110,7 +110,7 @@ def write_task(tmp_path, body: str) -> Path:
      "question: {text: 'Which eye?'}\n", "given twice"),
     ("target: laterality\nclasses: [{name: left, value: left}, {name: right, value: right}]\n", "'question' block"),
     ("target: laterality\nclasses: [{name: left, value: left}, {name: right, value: right}]\n"
-     "question: {text: 'Which eye?', answer: multi}\n", "reads its labels from 'conditions'"),
+     "question: {text: 'Which eye?', answer: multi}\n", "reads its labels from a list field"),
     ("target: age\nclasses: [{name: young, value: 1}, {name: old, value: 2}]\nquestion: {text: 'How old?'}\n",
      "unknown target 'age'"),
     ("target: laterality\nclasses: [{name: left, value: left}, {name: right, value: right}]\n"

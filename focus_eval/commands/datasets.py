@@ -135,10 +135,13 @@ def _summary(load: DatasetLoad, read_count: int) -> dict:
 
 
 def label_field_counts(records) -> dict:
-    """Images per value of each multi-class label field the dataset annotates (laterality, dr_grade, abnormal),
-    per finding (annotated, present) and per condition; fields no image has are left out."""
+    """Images per value of each scalar label field the dataset annotates (laterality, dr_grade, abnormal,
+    modality, fovea_position), per finding (annotated, present), per condition, and per lesion the images per
+    quadrant, size bin and count bin; fields no image has are left out."""
+    from focus_eval.data.records import SCALAR_FIELDS
+
     out: dict = {}
-    for name in ("laterality", "dr_grade", "abnormal"):
+    for name in SCALAR_FIELDS:
         counts = Counter(str(getattr(r, name)) for r in records if getattr(r, name) is not None)
         if counts:
             out[name] = dict(sorted(counts.items()))
@@ -153,6 +156,14 @@ def label_field_counts(records) -> dict:
     conditions = Counter(c for r in records if r.conditions is not None for c in r.conditions)
     if conditions:
         out["conditions"] = dict(sorted(conditions.items()))
+    for name in ("lesion_quadrants", "lesion_size", "lesion_count"):
+        per_lesion: dict[str, Counter] = {}
+        for r in records:
+            for lesion, value in getattr(r, name).items():
+                values = value if isinstance(value, (list, tuple)) else (value,)
+                per_lesion.setdefault(lesion, Counter()).update(str(v) for v in values)
+        if per_lesion:
+            out[name] = {lesion: dict(sorted(c.items())) for lesion, c in sorted(per_lesion.items())}
     return out
 
 
@@ -188,6 +199,9 @@ def _check_lines(report: dict, max_rows: int = 10) -> list[str]:
         if field == "findings":
             lines.append("  findings (present of annotated): " + ", ".join(
                 f"{k} {c['present']}/{c['annotated']}" for k, c in counts.items()))
+        elif field.startswith("lesion_"):
+            lines += [f"  {field}.{lesion}: " + ", ".join(f"{k} {v}" for k, v in c.items())
+                      for lesion, c in counts.items()]
         else:
             lines.append(f"  {field}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     skipped = report["skipped"]

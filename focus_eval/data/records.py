@@ -12,8 +12,14 @@ SEXES = ("male", "female")
 QUALITIES = ("adequate", "inadequate")
 LATERALITIES = ("left", "right")
 NORMAL = "normal"  # the one condition of an image its dataset calls normal
-# Record fields a non-binary task may read its label from (``findings.<name>`` reads one finding flag).
-LABEL_FIELDS = ("laterality", "dr_grade", "abnormal", "conditions", "findings") + TARGETS
+MODALITIES = ("cfp", "oct", "uwf")  # colour fundus photograph, optical coherence tomography, ultra-wide field
+# Record fields a non-binary task may read its label from. Scalar fields hold one value per image; named
+# fields are dictionaries read one entry at a time as ``<field>.<name>`` (``findings.hemorrhage``); list
+# values (``conditions``, ``lesion_quadrants.<lesion>``) feed multi-answer tasks.
+SCALAR_FIELDS = ("laterality", "dr_grade", "abnormal", "modality", "fovea_position")
+NAMED_FIELDS = ("findings", "lesion_quadrants", "lesion_size", "lesion_count")
+LIST_FIELDS = ("conditions", "lesion_quadrants")
+LABEL_FIELDS = SCALAR_FIELDS + ("conditions",) + NAMED_FIELDS + TARGETS
 
 
 @dataclass
@@ -28,6 +34,12 @@ class ImageRecord:
     dataset annotates) and ``conditions`` (the conditions present, ``("normal",)`` for an image its dataset
     calls normal, an empty tuple for an abnormal image none of whose listed conditions applies). The rule
     per dataset is in docs/DATASETS.md.
+
+    Imaging and anatomy: ``modality`` (``MODALITIES``), ``fovea_position`` (the side of the image, "left" or
+    "right", on which the fovea lies relative to the optic disc centre). Per lesion, from lesion masks:
+    ``lesion_quadrants`` (lesion -> the quadrants around the optic disc centre it occupies),
+    ``lesion_size`` (lesion -> size bin) and ``lesion_count`` (lesion -> count bin); the rules and bins are
+    in docs/TASKS.md.
     """
 
     dataset: str
@@ -48,6 +60,11 @@ class ImageRecord:
     abnormal: int | None = None
     findings: dict[str, int] = field(default_factory=dict)
     conditions: tuple[str, ...] | None = None
+    modality: str | None = None
+    fovea_position: str | None = None
+    lesion_quadrants: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    lesion_size: dict[str, str] = field(default_factory=dict)
+    lesion_count: dict[str, str] = field(default_factory=dict)
 
     def label(self, target: str) -> int | None:
         if target not in TARGETS:
@@ -55,12 +72,13 @@ class ImageRecord:
         return getattr(self, target)
 
     def value(self, name: str) -> Any:
-        """The value of a label field (``LABEL_FIELDS``, or ``findings.<name>`` for one finding flag)."""
-        if name.startswith("findings."):
-            return self.findings.get(name.split(".", 1)[1])
-        if name not in LABEL_FIELDS or name == "findings":
-            raise KeyError(f"unknown label field {name!r}; expected one of {', '.join(LABEL_FIELDS[:4])}, "
-                           f"findings.<name> or a target ({', '.join(TARGETS)})")
+        """The value of a label field (``LABEL_FIELDS``; ``<field>.<name>`` for an entry of a named field)."""
+        head, dot, entry = name.partition(".")
+        if dot and head in NAMED_FIELDS and entry:
+            return getattr(self, head).get(entry)
+        if name not in LABEL_FIELDS or name in NAMED_FIELDS:
+            raise KeyError(f"unknown label field {name!r}; expected one of {', '.join(SCALAR_FIELDS)}, conditions, "
+                           f"{', '.join(f + '.<name>' for f in NAMED_FIELDS)} or a target ({', '.join(TARGETS)})")
         return getattr(self, name)
 
 

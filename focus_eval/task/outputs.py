@@ -70,17 +70,18 @@ def check_output_type(value: Any, path: Path) -> str:
 
 
 def _check_field(value: Any, multilabel: bool, path: Path) -> str:
-    from focus_eval.data.records import LABEL_FIELDS
+    from focus_eval.data.records import LIST_FIELDS, NAMED_FIELDS, SCALAR_FIELDS, TARGETS
 
-    scalar = tuple(f for f in LABEL_FIELDS if f not in ("conditions", "findings"))
-    if multilabel and value != "conditions":
-        raise _fail(path, f"a multi-answer task reads its labels from 'conditions' (a list per image), "
-                          f"not {value!r}")
-    if value == "conditions" or value in scalar or (isinstance(value, str) and value.startswith("findings.")
-                                                    and len(value) > len("findings.")):
+    head, dot, entry = value.partition(".") if isinstance(value, str) else (None, "", "")
+    named = bool(dot) and head in NAMED_FIELDS and bool(entry)
+    if multilabel and not (value in LIST_FIELDS or (named and head in LIST_FIELDS)):
+        raise _fail(path, f"a multi-answer task reads its labels from a list field (conditions or "
+                          f"lesion_quadrants.<lesion>), not {value!r}")
+    if value == "conditions" or value in SCALAR_FIELDS or value in TARGETS or named:
         return value
     raise _fail(path, f"unknown target {value!r} for a multi-class task; expected one of "
-                      f"{', '.join(scalar)}, conditions or findings.<name>")
+                      f"{', '.join(SCALAR_FIELDS + TARGETS)}, conditions or "
+                      f"{', '.join(f + '.<name>' for f in NAMED_FIELDS)}")
 
 
 def _check_class(entry: Any, path: Path) -> TaskClass:
