@@ -14,7 +14,9 @@ from focus_eval.errors import FocusError
 TASK_KEYS = ("task", "tag", "dataset", "target", "cohort", "proxy", "splits", "prompt", "zero_shot",
              "metric_list", "include", "metadata",
              # multi-class, multi-label and multiple-choice tasks (focus_eval.task.outputs, .questions)
-             "output_type", "classes", "ordinal", "question")
+             "output_type", "classes", "ordinal", "question",
+             # methods that do not score this task, each with the reason recorded in its place
+             "skip_methods")
 METADATA_KEYS = ("version", "label_rule", "description")
 GROUP_KEYS = ("group", "task", "aggregation", "metadata")
 GROUPS_FILE = "_groups.yaml"

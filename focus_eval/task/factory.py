@@ -149,12 +149,21 @@ def build_task(config: dict[str, Any], path: Path) -> Task:
         name=name, dataset=config["dataset"], target=config["target"], cohort=cohort, proxy=proxy,
         tags=tuple(dict.fromkeys(tags)), splits=_check_splits(config["splits"], path),
         metadata=_check_metadata(config["metadata"], path), path=path, hash=config_hash(config),
-        config=config, _template=compile_prompt(output["prompt"], path), **output,
+        config=config, _template=compile_prompt(output["prompt"], path),
+        skip_methods=_check_skip_methods(config.get("skip_methods", {}), path), **output,
     )
     task.render_prompt(None)  # a template reaching outside the prompt context fails here, at load time
     if task.question is not None:
         task.question.check(task)
     return task
+
+
+def _check_skip_methods(value: Any, path: Path) -> dict[str, str]:
+    """``skip_methods``: method name -> the reason it does not score this task (a non-empty text)."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                              for k, v in value.items()):
+        raise _fail(path, "'skip_methods' must map method names to the reason each one skips this task")
+    return {k: " ".join(v.split()) for k, v in value.items()}
 
 
 @dataclass

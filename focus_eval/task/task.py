@@ -86,6 +86,8 @@ class Task:
     output_type: str = "binary"
     label_space: Any = None
     question: Any = None
+    # method name -> why that method does not score this task (FunBench leaves some tasks out of some modes)
+    skip_methods: dict[str, str] = field(default_factory=dict)
 
     @property
     def binary(self) -> bool:
