@@ -54,7 +54,8 @@ def answer_images(adapter, items: Sequence[ImageItem], prompts: Sequence[Sequenc
     """The multimodal hot loop, shared by the prompt methods and the benchmark: ``prompts[i]`` asked of image
     ``items[i]`` in one ``score_and_generate_multi`` call per batch (or ``ask(images, prompts)``);
     ``write(i, answers, None)`` for each answered image (one answer per prompt), ``write(i, None, reason)``
-    for an image that cannot be read."""
+    for an image that cannot be read or that the model call reports unanswered (an answer list with an
+    ``error`` attribute)."""
     ask = ask or (lambda imgs, ps: adapter.score_and_generate_multi(imgs, ps, max_new_tokens=adapter.max_new_tokens))
     stages = stages or StageClock()
     batches = batches or MemoryAdaptiveBatches(enabled=False)
@@ -73,7 +74,10 @@ def answer_images(adapter, items: Sequence[ImageItem], prompts: Sequence[Sequenc
                 answers = batches.run(ask, [images, [prompts[i] for i in indices]], join_lists)
             with stages.stage("post_process"):
                 for i, image_answers in zip(indices, answers):
-                    write(i, image_answers, None)
+                    # an adapter that could not answer an image (an API endpoint that kept failing) says why,
+                    # and the image is failed as an unreadable one is
+                    failed = getattr(image_answers, "error", None)
+                    write(i, None if failed else image_answers, failed)
         if progress:
             progress.update(len(indices) + len(bad))
 
