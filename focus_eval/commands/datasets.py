@@ -82,7 +82,7 @@ def selected_names(names: list[str], root: Path) -> list[str]:
         return [registry.check_name(n) for n in names]
     if not root.is_dir():
         raise FocusError(f"data root not found: {root}")
-    found = [n for n in registry.dataset_names() if registry.dataset_folder(root, n).is_dir()]
+    found = [n for n in registry.dataset_names() if registry.dataset_present(root, n)]
     if not found:
         raise FocusError(f"no dataset folders under {root}; expected one or more of "
                          f"{', '.join(n + '/' for n in registry.dataset_names())}")

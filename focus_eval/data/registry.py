@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from focus_eval.data import splits
 from focus_eval.data.checks import count_warnings, label_counts
+from focus_eval.data.files import find_dirs
 from focus_eval.data.matching import check_unique_ids
 from focus_eval.data.records import DatasetLoad
 from focus_eval.data.spec import ReaderSpec
@@ -107,10 +108,25 @@ def optional_data_root(value: str | os.PathLike | None) -> Path | None:
 
 def dataset_folder(root: str | os.PathLike | None, name: str) -> Path:
     """DATA_ROOT/<name>/, the folder a user extracts a dataset's archive into (or the folder it was registered
-    with)."""
+    with, or the shared folder its spec names)."""
     if name in _FOLDERS:
         return _FOLDERS[name]
-    return data_root(root) / check_name(name)
+    return data_root(root) / folder_name(name)
+
+
+def folder_name(name: str) -> str:
+    """The folder under the data root that dataset ``name`` reads: its spec's ``folder``, else its name."""
+    return reader(check_name(name)).spec.folder or name
+
+
+def dataset_present(root: str | os.PathLike | None, name: str) -> bool:
+    """Whether the folder of ``name`` exists and, for a reader of one part of a shared folder, holds that
+    part (a folder named as the spec's ``part``, at any depth)."""
+    folder = dataset_folder(root, name)
+    if not folder.is_dir():
+        return False
+    part = reader(name).spec.part if name not in _FOLDERS else None
+    return part is None or bool(find_dirs(folder, (part,)))
 
 
 def read_dataset(name: str, root: str | os.PathLike | None = None) -> DatasetLoad:

@@ -26,6 +26,11 @@ class ReaderSpec:
     sets every record's split; ``group_key`` says in words what keeps images of one person in one split
     (for reports); ``documented_counts`` holds the figures the dataset's documentation states, per split
     or ``ALL_IMAGES`` -> count name (``n``, ``<target>_pos``, ``<target>_neg``) -> number, and may be empty.
+    ``targets`` may be empty for a dataset whose labels are only the FunBench record fields (localization
+    centres, say). ``folder`` names the folder under the data root that the reader reads when it is not the
+    registry name (one download whose parts several readers read, like IDRiD's parts A, B and C); ``part``
+    then names the folder, at any depth below it, that holds this reader's part, so that the shared folder
+    counts as this dataset only where that part is present.
     """
 
     name: str
@@ -35,11 +40,13 @@ class ReaderSpec:
     default_cohort: str = "all"
     official_split: bool = False
     documented_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    folder: str | None = None
+    part: str | None = None
 
     def __post_init__(self):
         where = f"reader spec {self.name!r}"
         unknown = [t for t in self.targets if t not in TARGETS]
-        if not self.targets or unknown:
+        if unknown:
             raise FocusError(f"{where}: targets must be some of {', '.join(TARGETS)}; got {list(self.targets)}")
         if self.default_cohort not in self.cohorts:
             raise FocusError(f"{where}: default_cohort {self.default_cohort!r} is not one of its cohorts "
