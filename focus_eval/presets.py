@@ -32,6 +32,7 @@ PRESET_SUFFIXES = (".yaml", ".yml")
 def _families() -> None:
     for name in ("hf_vision", "timm", "open_clip", "hf_clip", "hf_mllm"):
         FAMILY_PRESETS.register(name, f"focus_eval.adapters.family:{name.upper()}")
+    FAMILY_PRESETS.register("openai_chat", "focus_eval.adapters.openai_chat:OPENAI_CHAT")
 
 
 #: ``--model`` names of family adapters taking ``--model-args pretrained=...`` -> their ``FamilyPreset``
@@ -269,6 +270,8 @@ def model_provenance(preset: Preset, adapter: Any = None) -> dict[str, Any]:
         out.update(hub_id=source, revision=revision)
     else:
         out["no_weights"] = True  # what it computes is the adapter's code alone
+    # an adapter that calls a remote model (an API endpoint) says which endpoint and model answered
+    out.update(getattr(adapter, "provenance", None) or {})
     if type(adapter).__module__.split(".")[0] not in ("focus_eval", "builtins"):
         out["adapter_class"] = f"{type(adapter).__module__}:{type(adapter).__qualname__}"
         out["adapter_package"] = _adapter_package(preset.adapter)

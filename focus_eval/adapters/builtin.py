@@ -8,4 +8,5 @@ BUILTIN_ADAPTERS = {
     "open_clip": "focus_eval.adapters.open_clip_adapter:OpenCLIPAdapter",
     "retclip": "focus_eval.adapters.retclip:RETCLIPAdapter",
     "flair": "focus_eval.adapters.flair:FLAIRAdapter",
+    "openai_chat": "focus_eval.adapters.openai_chat:OpenAIChatAdapter",
 }

@@ -1,0 +1,466 @@
+"""The ``openai_chat`` adapter: a multimodal LLM behind any OpenAI-compatible chat-completions endpoint (GPT-4o,
+a local inference server, ``focus-eval serve``), answering the same calls as the in-process MLLM adapter.
+
+Each (image, prompt) row is one request: the user turn holds the image inline (a base64 PNG data URL of the
+decoded image, lossless) and the prompt, with ``max_tokens``, ``temperature: 0`` and, unless turned off,
+``logprobs: true`` with ``top_logprobs: N``. First-token probabilities come from the returned top log-probabilities
+when the server gives them: ``p_yes`` is the largest probability among the tokens that read as a yes variant
+("yes", "Yes", with a leading space or newline; the in-process rule), ``p_no`` likewise, ``score_norm`` their
+ratio; an option letter's probability is the largest among its variants, renormalised over the question's
+letters (``letter_mass`` is what they held before). A variant the server did not list counts as probability 0.
+When the server lists none of them the answer text decides (yes 1, no 0; the named letter 1, else every
+letter alike) and the row says ``scored_by: text``.
+
+Requests run a bounded number at a time. HTTP 429, 5xx, timeouts and connection errors are retried with
+exponential backoff and jitter (``Retry-After`` honoured) up to ``max_attempts`` tries and ``max_retry_seconds``
+per request; then the image is failed with the reason, as an unreadable image is, and the run goes on. The API
+key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``) and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import math
+import os
+import random
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from email.utils import parsedate_to_datetime
+from http.client import HTTPException
+from typing import Any, Callable, Sequence
+from urllib import error as urlerror
+from urllib import request as urlrequest
+from urllib.parse import urlsplit
+
+from focus_eval.adapters.base import PresetAdapter
+from focus_eval.adapters.mllm_choice import parse_letters
+from focus_eval.adapters.mllm_parse import NO_WORDS, PREFIXES, YES_WORDS, parse_yes_no
+from focus_eval.errors import FocusError
+
+DEFAULTS: dict[str, Any] = {"api_key_env": "OPENAI_API_KEY", "logprobs": True, "top_logprobs": 20,
+                            "max_new_tokens": 5, "max_concurrency": 4, "max_attempts": 6,
+                            "max_retry_seconds": 300, "timeout": 120, "backoff_seconds": 1.0}
+API_SETTINGS = frozenset({"base_url", "model", "batch_size", "max_image_side", "image_detail", *DEFAULTS})
+_WHOLE = ("top_logprobs", "max_new_tokens", "max_concurrency", "max_attempts")
+_POSITIVE = ("max_retry_seconds", "timeout", "backoff_seconds")
+# the longest single wait between two tries: backoff grows to this, a Retry-After beyond it is still honoured
+MAX_BACKOFF = 60.0
+
+
+class RequestFailed(Exception):
+    """A request that did not succeed; ``retry`` when trying again may help, ``wait`` the server's Retry-After."""
+
+    def __init__(self, reason: str, retry: bool = False, wait: float | None = None):
+        super().__init__(reason)
+        self.reason, self.retry, self.wait = reason, retry, wait
+
+
+class FailedAnswers(list):
+    """The (empty) answers of an image whose requests failed; ``error`` says why (the runner fails the image)."""
+
+    def __init__(self, error: str):
+        super().__init__()
+        self.error = error
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long one request is tried: ``max_attempts`` tries within ``max_seconds``."""
+
+    max_attempts: int = 6
+    max_seconds: float = 300.0
+    base_delay: float = 1.0
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed try ``attempt`` (0-based): the server's Retry-After when it gave one,
+        else exponential backoff with jitter (half fixed, half random, so that parallel clients spread out)."""
+        if retry_after is not None:
+            return max(0.0, retry_after)
+        step = min(MAX_BACKOFF, self.base_delay * 2 ** attempt)
+        return step / 2 + random.uniform(0, step / 2)
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """A Retry-After header (seconds, or an HTTP date) in seconds from now; None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError):
+        return None
+
+
+@dataclass
+class Endpoint:
+    """POSTs JSON to an OpenAI-compatible API with retries; ``sleep`` and ``clock`` are replaceable in tests."""
+
+    base_url: str
+    api_key: str | None
+    timeout: float
+    policy: RetryPolicy
+    key_env: str = "OPENAI_API_KEY"
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+
+    def post(self, path: str, body: dict) -> dict:
+        """The JSON answer; a RequestFailed naming the tries once the policy gives up."""
+        start, attempt = self.clock(), 0
+        while True:
+            try:
+                return self._once(path, body)
+            except RequestFailed as exc:
+                if not exc.retry:
+                    raise
+                attempt += 1
+                spent = self.clock() - start
+                wait = self.policy.delay(attempt - 1, exc.wait)
+                if attempt >= self.policy.max_attempts or spent + wait > self.policy.max_seconds:
+                    raise RequestFailed(f"{exc.reason} (gave up after {attempt} tries in {spent:.0f} s)") from None
+                self.sleep(wait)
+
+    def _once(self, path: str, body: dict) -> dict:
+        url = self.base_url.rstrip("/") + path
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        req = urlrequest.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
+        where = f"POST {urlsplit(url).netloc}{urlsplit(url).path}"
+        try:
+            with urlrequest.urlopen(req, timeout=self.timeout) as response:
+                payload = response.read()
+        except urlerror.HTTPError as exc:
+            raise self._http_failure(exc, where) from None
+        except (OSError, HTTPException) as exc:  # refused, reset, timed out, cut short
+            reason = getattr(exc, "reason", exc)
+            raise RequestFailed(f"{where}: connection failed ({reason})", retry=True) from None
+        try:
+            return json.loads(payload)
+        except json.JSONDecodeError:
+            raise RequestFailed(f"{where}: the answer is not JSON ({payload[:80]!r})") from None
+
+    def _http_failure(self, exc: urlerror.HTTPError, where: str) -> RequestFailed:
+        try:
+            detail = json.loads(exc.read() or b"{}").get("error") or {}
+            message = detail.get("message") if isinstance(detail, dict) else str(detail)
+        except (ValueError, AttributeError, OSError):
+            message = None
+        text = f"{where}: HTTP {exc.code}" + (f" ({str(message)[:200]})" if message else "")
+        if exc.code in (401, 403) and not self.api_key:
+            text += f"; the API key is read from ${self.key_env}, which is not set"
+        retry = exc.code == 429 or exc.code >= 500
+        wait = retry_after_seconds(exc.headers.get("Retry-After") if exc.headers else None)
+        return RequestFailed(text, retry=retry, wait=wait)
+
+
+# ----- reading an answer
+
+
+Top = list[tuple[str, float]]
+
+
+def first_token_top(response: dict) -> Top | None:
+    """(token text, log-probability) pairs of the first answer token: its top list and the token itself."""
+    logprobs = (response.get("choices") or [{}])[0].get("logprobs") or {}
+    content = logprobs.get("content") or []
+    if not content:
+        return None
+    first = content[0]
+    pairs = [(str(t["token"]), float(t["logprob"])) for t in first.get("top_logprobs") or []
+             if t.get("logprob") is not None]
+    if first.get("token") is not None and first.get("logprob") is not None:
+        pairs.append((str(first["token"]), float(first["logprob"])))
+    return pairs or None
+
+
+def answer_text(response: dict) -> str:
+    """The assistant message's text (parts joined when the server sends a list of parts)."""
+    choices = response.get("choices") or []
+    if not choices:
+        raise RequestFailed("the answer has no choices")
+    content = (choices[0].get("message") or {}).get("content")
+    if isinstance(content, list):
+        content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return content or ""
+
+
+def best_logprob(top: Top | None, words: Sequence[str]) -> float | None:
+    """The largest log-probability among tokens that read as ``prefix + word`` (the in-process variants)."""
+    variants = {prefix + word for prefix in PREFIXES for word in words}
+    found = [logprob for token, logprob in top or () if token in variants]
+    return max(found) if found else None
+
+
+def yes_no_answer(top: Top | None, text: str) -> dict[str, Any]:
+    """p_yes, p_no, score_norm from the first-token top list, else from the text's first yes/no."""
+    yes, no = best_logprob(top, YES_WORDS), best_logprob(top, NO_WORDS)
+    if yes is None and no is None:
+        said = parse_yes_no(text)
+        value = None if said is None else float(said)
+        return {"p_yes": value, "p_no": None if said is None else 1.0 - value, "score_norm": value,
+                "text": text, "scored_by": "text"}
+    p_yes = math.exp(yes) if yes is not None else 0.0
+    p_no = math.exp(no) if no is not None else 0.0
+    if yes is None or no is None:
+        norm = 1.0 if no is None else 0.0
+    else:  # p_yes / (p_yes + p_no) with log-probabilities: defined even when both underflow
+        norm = 1.0 / (1.0 + math.exp(no - yes))
+    return {"p_yes": p_yes, "p_no": p_no, "score_norm": norm, "text": text, "scored_by": "logprobs"}
+
+
+def letter_answer(top: Top | None, text: str, letters: Sequence[str]) -> dict[str, Any]:
+    """The distribution over the option letters from the first-token top list (each letter's best variant,
+    renormalised over the letters), else one-hot on the letter the text names, else uniform."""
+    best = {letter: best_logprob(top, (letter,)) for letter in letters}
+    found = [v for v in best.values() if v is not None]
+    if not found:
+        named = parse_letters(text, list(letters), multi=False)
+        share = {letter: (float(letter in named) if named else 1.0 / len(letters)) for letter in letters}
+        return {"letters": share, "letter_mass": None, "text": text, "scored_by": "text"}
+    top_value = max(found)
+    weights = {k: (math.exp(v - top_value) if v is not None else 0.0) for k, v in best.items()}
+    total = sum(weights.values())
+    return {"letters": {k: w / total for k, w in weights.items()},
+            "letter_mass": sum(math.exp(v) for v in found), "text": text, "scored_by": "logprobs"}
+
+
+def image_data_url(image, max_side: int | None = None) -> str:
+    """A decoded image as a base64 PNG data URL (lossless), first shrunk to ``max_side`` when it is larger."""
+    image = image.convert("RGB")
+    if max_side and max(image.size) > max_side:
+        scale = max_side / max(image.size)
+        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
+        image = image.resize(size, resample=3)  # bicubic
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+# ----- the adapter
+
+
+@dataclass
+class _Row:
+    """One request: the image's data URL, the prompt, and how its answer is read."""
+
+    image: int
+    url: str
+    prompt: str
+    read: Callable[[Top | None, str], dict[str, Any]]
+    answer: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass
+class _Tally:
+    """What the endpoint reported and how rows were scored, across the run (thread-safe)."""
+
+    server_models: set = field(default_factory=set)
+    scored_by: dict = field(default_factory=lambda: {"logprobs": 0, "text": 0, "failed": 0})
+    lock: Any = field(default_factory=threading.Lock)
+
+    def add(self, model: str | None, scored_by: str) -> None:
+        with self.lock:
+            if model:
+                self.server_models.add(str(model))
+            self.scored_by[scored_by] += 1
+
+
+class OpenAIChatAdapter(PresetAdapter):
+    """A preset's model answered by an OpenAI-compatible endpoint (``settings.base_url``, ``settings.model``)."""
+
+    families = ("mllm",)
+    settings_keys = API_SETTINGS
+
+    @classmethod
+    def validate(cls, preset) -> None:
+        super().validate(preset)
+        settings = {**DEFAULTS, **(preset.settings or {})}
+        for key in ("base_url", "model"):
+            if not settings.get(key) or not isinstance(settings[key], str):
+                raise FocusError(f"preset {preset.name!r}: adapter openai_chat needs settings.{key} "
+                                 f"(--model-args base_url=https://HOST/v1,model=NAME)")
+        if urlsplit(settings["base_url"]).scheme not in ("http", "https") or not urlsplit(settings["base_url"]).netloc:
+            raise FocusError(f"preset {preset.name!r}: settings.base_url must be an http(s) URL such as "
+                             f"https://api.openai.com/v1, got {settings['base_url']!r}")
+        for key in _WHOLE + (("max_image_side",) if settings.get("max_image_side") is not None else ()):
+            value = settings[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "top_logprobs" else 1):
+                raise FocusError(f"preset {preset.name!r}: settings.{key} must be a whole number "
+                                 f"{'of at least 0' if key == 'top_logprobs' else 'of at least 1'}, got {value!r}")
+        for key in _POSITIVE:
+            if isinstance(settings[key], bool) or not isinstance(settings[key], (int, float)) or settings[key] <= 0:
+                raise FocusError(f"preset {preset.name!r}: settings.{key} must be a positive number of seconds, "
+                                 f"got {settings[key]!r}")
+        if not isinstance(settings["logprobs"], bool):
+            raise FocusError(f"preset {preset.name!r}: settings.logprobs must be true or false")
+
+    def __init__(self, preset, device: str = "cpu", trust_remote_code: bool = False, adapter_dir=None,
+                 **unused: Any):
+        if adapter_dir is not None:
+            raise FocusError(f"preset {preset.name!r}: --adapter (LoRA) needs local weights; an API model has none")
+        if unused:
+            raise FocusError(f"preset {preset.name!r}: unsupported adapter options {sorted(unused)}")
+        super().__init__(preset, trust_remote_code)
+        self.options = {**DEFAULTS, **self.settings}
+        self.name = preset.name
+        self.device = "cpu"  # nothing runs here: the images are only encoded for the request
+        self.max_new_tokens = int(self.options["max_new_tokens"])
+        self.batch_size_hint = self.options.get("batch_size")
+        self.model_name = str(self.options["model"])
+        split = urlsplit(self.options["base_url"])
+        # host and port only: credentials written into the URL stay out of every record
+        self.host = split.hostname + (f":{split.port}" if split.port else "")
+        policy = RetryPolicy(int(self.options["max_attempts"]), float(self.options["max_retry_seconds"]),
+                             float(self.options["backoff_seconds"]))
+        self.endpoint = Endpoint(self.options["base_url"], os.environ.get(str(self.options["api_key_env"])) or None,
+                                 float(self.options["timeout"]), policy, key_env=str(self.options["api_key_env"]))
+        self.tally = _Tally()
+        self.info = {"endpoint_host": self.host, "model": self.model_name, "max_new_tokens": self.max_new_tokens,
+                     "top_logprobs": self.top_logprobs, "max_concurrency": int(self.options["max_concurrency"])}
+
+    @property
+    def top_logprobs(self) -> int:
+        return int(self.options["top_logprobs"]) if self.options["logprobs"] else 0
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """Endpoint host, the model asked for, the model(s) the server said answered, and how rows were scored
+        so far in this process."""
+        return {"endpoint_host": self.host, "api_model": self.model_name,
+                "server_model": sorted(self.tally.server_models) or None,
+                "rows_scored_by": dict(self.tally.scored_by)}
+
+    def describe(self) -> dict[str, Any]:
+        return {**self.info, **self.provenance}
+
+    # ----- the calls the prompt and multiple_choice methods make
+
+    def score_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
+                                 max_new_tokens: int | None = None) -> list[list[dict[str, Any]]]:
+        """Per image, per prompt: ``p_yes``, ``p_no``, ``score_norm``, ``text`` and ``scored_by``; an image
+        whose requests failed gets a ``FailedAnswers`` with the reason."""
+        readers = [[yes_no_answer] * len(prompts) for prompts in prompts_per_image]
+        return self._ask(images, prompts_per_image, readers, max_new_tokens)
+
+    def score_options_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
+                                         letters_per_prompt: Sequence[Sequence[Sequence[str]]],
+                                         max_new_tokens: int | None = None) -> list[list[dict[str, Any]]]:
+        """Per image, per question: ``letters`` (the distribution over its option letters), ``letter_mass``,
+        ``text`` and ``scored_by``."""
+        readers = [[_letter_reader(letters) for letters in rows] for rows in letters_per_prompt]
+        return self._ask(images, prompts_per_image, readers, max_new_tokens)
+
+    def score_yes_no_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]]):
+        return self.score_and_generate_multi(images, prompts_per_image, max_new_tokens=1)
+
+    def score_and_generate(self, images: Sequence, prompts: Sequence[str],
+                           max_new_tokens: int | None = None) -> list[dict[str, Any]]:
+        """One prompt per image; a failed request is a FocusError here (there is no image list to mark)."""
+        if len(images) != len(prompts):
+            raise FocusError(f"{len(images)} images but {len(prompts)} prompts")
+        out = []
+        for answers in self.score_and_generate_multi(images, [[p] for p in prompts], max_new_tokens):
+            if isinstance(answers, FailedAnswers):
+                raise FocusError(f"model {self.name!r}: {answers.error}")
+            out.append(answers[0])
+        return out
+
+    def score_yes_no(self, images: Sequence, prompts: Sequence[str]) -> list[dict[str, Any]]:
+        return self.score_and_generate(images, prompts, max_new_tokens=1)
+
+    def generate(self, images: Sequence, prompts: Sequence[str], max_new_tokens: int | None = None) -> list[str]:
+        return [row["text"] for row in self.score_and_generate(images, prompts, max_new_tokens)]
+
+    # ----- internals
+
+    def request_body(self, url: str, prompt: str, max_new_tokens: int) -> dict[str, Any]:
+        """The chat-completions request of one row: one user turn [image, prompt], greedy, first-token logprobs."""
+        image_part: dict[str, Any] = {"url": url}
+        if self.options.get("image_detail"):
+            image_part["detail"] = str(self.options["image_detail"])
+        body: dict[str, Any] = {
+            "model": self.model_name, "max_tokens": int(max_new_tokens), "temperature": 0,
+            "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": image_part},
+                                                      {"type": "text", "text": prompt}]}]}
+        if self.top_logprobs:
+            body.update(logprobs=True, top_logprobs=self.top_logprobs)
+        return body
+
+    def _ask(self, images, prompts_per_image, readers, max_new_tokens) -> list[list[dict[str, Any]]]:
+        if len(images) != len(prompts_per_image):
+            raise FocusError(f"{len(images)} images but {len(prompts_per_image)} prompt lists")
+        length = self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
+        side = self.options.get("max_image_side")
+        rows = []
+        for i, (image, prompts) in enumerate(zip(images, prompts_per_image)):
+            if prompts:
+                url = image_data_url(image, side)  # each image encoded once for all of its prompts
+                rows += [_Row(i, url, p, read) for p, read in zip(prompts, readers[i])]
+        workers = max(1, min(int(self.options["max_concurrency"]), len(rows)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai_chat") as pool:
+            list(pool.map(lambda row: self._answer(row, length), rows))
+        out: list[list[dict[str, Any]]] = [[] for _ in images]
+        for row in rows:
+            if isinstance(out[row.image], FailedAnswers):
+                continue
+            if row.error is not None:
+                out[row.image] = FailedAnswers(row.error)
+            else:
+                out[row.image].append(row.answer)
+        return out
+
+    def _answer(self, row: _Row, max_new_tokens: int) -> None:
+        try:
+            response = self.endpoint.post("/chat/completions", self.request_body(row.url, row.prompt,
+                                                                                max_new_tokens))
+            row.answer = row.read(first_token_top(response), answer_text(response))
+        except RequestFailed as exc:
+            row.error = f"model {self.name!r}: {exc.reason}"
+            self.tally.add(None, "failed")
+            return
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            row.error = f"model {self.name!r}: the endpoint's answer is not a chat completion ({exc!r})"
+            self.tally.add(None, "failed")
+            return
+        self.tally.add(response.get("model"), row.answer["scored_by"])
+
+
+def _letter_reader(letters: Sequence[str]) -> Callable[[Top | None, str], dict[str, Any]]:
+    return lambda top, text: letter_answer(top, text, letters)
+
+
+# ----- ``--model openai_chat --model-args base_url=...,model=...``
+
+
+class APIFamilyPreset:
+    """How ``--model openai_chat --model-args base_url=URL,model=NAME`` becomes a preset (no weights, no
+    preprocessing: the images go to the endpoint as they are decoded)."""
+
+    name = "openai_chat"
+
+    def preset(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The raw preset; ``name`` is consumed, every other argument lands in settings."""
+        from focus_eval.adapters.family import default_name
+
+        model = args.get("model")
+        if not model or not args.get("base_url"):
+            raise FocusError("--model openai_chat needs --model-args base_url=https://HOST/v1,model=NAME "
+                             "(the API key comes from $OPENAI_API_KEY, or the variable api_key_env names)")
+        name = str(args.pop("name", None) or default_name(self.name, str(model)))
+        return {"name": name, "family": "mllm", "domain": "general", "adapter": "openai_chat", "settings": {},
+                "description": f"{model} behind an OpenAI-compatible endpoint"}
+
+    def complete(self, raw: dict[str, Any]) -> None:
+        """Nothing to derive: the endpoint prepares its own inputs."""
+
+
+OPENAI_CHAT = APIFamilyPreset()
