@@ -1,0 +1,144 @@
+"""Lesion geometry from segmentation masks and landmark centres: mask reading, connected components, the optic
+disc centre, the fovea side and laterality, lesion sectors around the disc, and the size and count bins.
+
+Every rule is stated in docs/TASKS.md ("Lesion geometry"). Points are (x, y) in pixels of the mask (or image)
+they come from, x to the right and y downwards, so "superior" is the upper half of an upright photograph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Mapping
+
+import numpy as np
+from PIL import Image
+from scipy import ndimage
+
+from focus_eval.errors import DataError
+
+Point = tuple[float, float]
+
+# 8-connectivity: pixels that touch at a corner belong to one lesion (a thin diagonal haemorrhage stays one).
+CONNECTIVITY = np.ones((3, 3), dtype=bool)
+SECTORS = ("nasal", "temporal", "superior", "inferior")
+NOT_OBSERVED = "not_observed"
+# Size bins by the lesion's total area as a fraction of the image's pixels: (name, upper bound, exclusive).
+SIZE_BINS = (("none", 0.0), ("small", 0.001), ("medium", 0.01), ("large", float("inf")))
+# Count bins by the number of connected components: (name, largest count in the bin).
+COUNT_BINS = (("none", 0), ("1-5", 5), ("6-20", 20), ("over_20", None))
+
+
+def read_mask(path: Path) -> np.ndarray:
+    """A lesion mask file as a boolean array: any non-zero pixel (any colour channel) is lesion. Grey levels
+    are not told apart, so Retinal-Lesions' 127 (a lesion marked outside the grading guideline) counts."""
+    try:
+        with Image.open(path) as image:
+            if image.mode == "P":
+                image = image.convert("RGB")
+            array = np.asarray(image)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read lesion mask: {exc}", file=str(path)) from exc
+    if array.ndim == 3:
+        array = array[..., :3].any(axis=2)  # an alpha channel says nothing about the lesion
+    return array != 0
+
+
+def components(mask: np.ndarray) -> tuple[np.ndarray, int]:
+    """(label image, number of lesions): the mask's connected components under ``CONNECTIVITY``."""
+    labels, count = ndimage.label(np.asarray(mask, dtype=bool), structure=CONNECTIVITY)
+    return labels, int(count)
+
+
+def centroid(mask: np.ndarray) -> Point | None:
+    """The (x, y) centre of mass of a mask's pixels (an optic disc mask gives the disc centre); None if empty."""
+    ys, xs = np.nonzero(np.asarray(mask, dtype=bool))
+    if not len(xs):
+        return None
+    return float(xs.mean()), float(ys.mean())
+
+
+def fovea_side(disc: Point | None, fovea: Point | None) -> str | None:
+    """The side of the image ("left"/"right") on which the fovea lies relative to the disc centre; None
+    without both centres or when they share a column."""
+    if disc is None or fovea is None or fovea[0] == disc[0]:
+        return None
+    return "left" if fovea[0] < disc[0] else "right"
+
+
+def laterality(disc: Point | None, fovea: Point | None) -> str | None:
+    """The eye from the two centres: in a fundus photograph of a right eye the disc lies to the right of the
+    fovea (the fovea on its left), of a left eye to the left."""
+    side = fovea_side(disc, fovea)
+    return None if side is None else {"left": "right", "right": "left"}[side]
+
+
+def nasal_side(disc: Point | None, fovea: Point | None = None, width: float | None = None) -> str | None:
+    """The side of the image ("left"/"right") that is nasal of the disc: away from the fovea, or without a
+    fovea away from the image centre (``width`` / 2; the disc lies nasal of a macula-centred image's
+    centre). None when it cannot be told."""
+    if disc is None:
+        return None
+    if fovea is not None:
+        side = fovea_side(disc, fovea)
+    elif width is not None and disc[0] != width / 2:
+        side = "left" if disc[0] > width / 2 else "right"  # the side the image centre, near the fovea, is on
+    else:
+        return None
+    return None if side is None else {"left": "right", "right": "left"}[side]
+
+
+def sector(point: Point, disc: Point, nasal: str) -> str | None:
+    """The sector of ``point`` around the disc centre by its dominant axis: horizontal (nasal or temporal)
+    when the horizontal offset is at least the vertical one, else superior (above) or inferior (below);
+    None for a point on the disc centre itself."""
+    dx, dy = point[0] - disc[0], point[1] - disc[1]
+    if dx == 0 and dy == 0:
+        return None
+    if abs(dx) >= abs(dy):
+        return "nasal" if (dx > 0) == (nasal == "right") else "temporal"
+    return "superior" if dy < 0 else "inferior"
+
+
+def sectors(mask: np.ndarray, disc: Point | None, nasal: str | None) -> tuple[str, ...] | None:
+    """The sectors (in ``SECTORS`` order) holding a lesion's components, each placed by its centroid;
+    ``(NOT_OBSERVED,)`` for an empty mask; None (no label) without a disc centre or a nasal side, or when
+    every component sits on the disc centre."""
+    if disc is None or nasal is None:
+        return None
+    labels, count = components(mask)
+    if not count:
+        return (NOT_OBSERVED,)
+    centres = ndimage.center_of_mass(np.ones(labels.shape), labels, range(1, count + 1))
+    found = {sector((float(x), float(y)), disc, nasal) for y, x in centres} - {None}
+    return tuple(s for s in SECTORS if s in found) or None
+
+
+def size_bin(mask: np.ndarray) -> str:
+    """The size bin of a lesion's total area as a fraction of all the mask's pixels (``SIZE_BINS``)."""
+    mask = np.asarray(mask, dtype=bool)
+    fraction = float(mask.sum()) / mask.size if mask.size else 0.0
+    if fraction == 0:
+        return SIZE_BINS[0][0]
+    return next(name for name, bound in SIZE_BINS[1:] if fraction < bound)
+
+
+def count_bin(count: int) -> str:
+    """The count bin of a number of lesions (``COUNT_BINS``)."""
+    return next(name for name, top in COUNT_BINS if top is None or count <= top)
+
+
+def lesion_fields(masks: Mapping[str, np.ndarray], disc: Point | None = None, fovea: Point | None = None,
+                  ) -> dict[str, dict]:
+    """The record fields of one image from its lesion masks (lesion -> mask; a lesion the image has no
+    annotation for is simply not in ``masks``): findings (1/0), lesion_size, lesion_count and, with a disc
+    centre, lesion_quadrants (the nasal side from the fovea, else from the mask width)."""
+    fields: dict[str, dict] = {"findings": {}, "lesion_quadrants": {}, "lesion_size": {}, "lesion_count": {}}
+    for lesion, mask in masks.items():
+        count = components(mask)[1]
+        fields["findings"][lesion] = int(count > 0)
+        fields["lesion_size"][lesion] = size_bin(mask)
+        fields["lesion_count"][lesion] = count_bin(count)
+        where = sectors(mask, disc, nasal_side(disc, fovea, np.asarray(mask).shape[1]))
+        if where is not None:
+            fields["lesion_quadrants"][lesion] = where
+    return fields
+
