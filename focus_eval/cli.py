@@ -20,11 +20,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("focus_eval.commands.models", "list model presets"),
     "score": ("focus_eval.commands.score", "recompute results lines from sample files"),
     "leaderboard": ("focus_eval.commands.leaderboard", "build the static leaderboard site"),
+    "funbench-report": ("focus_eval.commands.funbench_report", "FunBench module attribution: MEAN ranks per "
+                        "mode and their Spearman correlations"),
     "sft": ("focus_eval.commands.sft", "train a LoRA adapter for a multimodal LLM"),
     "compare": ("focus_eval.commands.compare", "paired fine-tuned vs base deltas with bootstrap CIs"),
     "demo": ("focus_eval.commands.demo", "run the offline demo end to end"),
     "bench": ("focus_eval.commands.bench", "throughput benchmark: reference-style loops vs focus-eval"),
     "grid": ("focus_eval.commands.grid", "plan, run (here or on Slurm), check and collect the whole grid"),
+    "serve": ("focus_eval.commands.serve", "serve a multimodal LLM over an OpenAI-compatible HTTP API"),
 }
 
 

@@ -1,30 +1,25 @@
 """The FunBench page: one row per model and mode (the multiple-choice method is FunBench's E-mode III, the
 linear probe its E-mode I, class-prompt zero-shot an encoder mode of this harness), FunBench's F1 overall, per
 level (L1-L4) and per subtask code (L2b, L3a, ...), the random-guess row, cells below chance greyed. Task and
-level scores are means over tasks, as in the paper. The data go to ``data/funbench.csv``."""
+level scores are means over tasks, as in the paper. The data go to ``data/funbench.csv``. A second section
+attributes the holistic ranking to the model's modules (``leaderboard.attribution``, FunBench's Table 4), its
+numbers in ``data/funbench_attribution.csv``."""
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import mean
 
+from focus_eval.leaderboard.attribution import (LEVELS, MODE_TITLES, Attribution, attribute_entries, code_of,
+                                                funbench_entries, guess_of, task_guesses)
 from focus_eval.leaderboard.csvdata import CsvTable
 from focus_eval.leaderboard.entries import Entry
 from focus_eval.leaderboard.site import Site
 
-TASK_NAME = re.compile(r"^funbench_l([1-4])([a-d])_")
-LEVELS = ("L1", "L2", "L3", "L4")
 MODES = {"multiple_choice": "E-mode III: holistic", "linear_probe": "E-mode I: linear probe",
+         "ve_probe": "E-mode I: vision-encoder probe", "knowledge_prompt": "E-mode II: knowledge-prompted LLM",
          "zero_shot": "zero-shot class prompts"}
-QUESTION_METHOD = "multiple_choice"  # the random-guess row is that of the questions, as in the paper
-
-
-def code_of(task: str) -> str | None:
-    """FunBench's code of a task named ``funbench_<code>_...`` (``L4c``), else None."""
-    match = TASK_NAME.match(task)
-    return f"L{match.group(1)}{match.group(2)}" if match else None
 
 
 @dataclass(frozen=True)
@@ -65,8 +60,7 @@ class Row:
 
 
 def _score(e: Entry) -> tuple[float | None, float | None]:
-    guess = (e.line.extra or {}).get("random_guess") or {}
-    return e.metric("funbench_f1"), guess.get("funbench_f1")
+    return e.metric("funbench_f1"), guess_of(e)
 
 
 def _cells(entries: list[Entry], columns: list[str]) -> dict[str, Cell]:
@@ -80,19 +74,15 @@ def _cells(entries: list[Entry], columns: list[str]) -> dict[str, Cell]:
 
 def funbench_lines(site: Site) -> list[Entry]:
     """The results lines of FunBench tasks the page shows (limited runs only with --include-limited)."""
-    return [e for e in site.entries if e.line.output_type and code_of(e.line.task)
-            and (site.include_limited or not e.limited)]
+    return funbench_entries(site.entries, site.include_limited)
 
 
 def random_row(lines: list[Entry], columns: list[str]) -> dict[str, Cell]:
     """Per column, the mean random-guess F1 of its tasks (each task's question baseline where an MLLM answered
     it, else the probe's uniform guess over all classes)."""
-    per_task: dict[str, Entry] = {}
-    for e in sorted(lines, key=lambda e: e.line.method != QUESTION_METHOD):
-        per_task.setdefault(e.line.task, e)
     by_column: dict[str, list] = defaultdict(list)
-    for e in per_task.values():
-        code, guess = code_of(e.line.task), _score(e)[1]
+    for task, guess in task_guesses(lines).items():
+        code = code_of(task)
         for column in ("overall", code[:2], code):
             by_column[column].append((guess, None))
     return {c: cell(by_column[c]) for c in ["overall", *columns]}
@@ -124,7 +114,29 @@ def funbench_view(site: Site):
         for column, c in r.cells.items():
             table.add(r.model, r.method, r.mode, r.adapter, r.family, r.untrained, column, c.value, c.guess, c.n)
     tasks = sorted({e.line.task for e in lines}, key=lambda t: (code_of(t), t))
-    return ViewPage(name="funbench", title="FunBench", template="funbench.html", csv={"funbench": table},
+    report = attribute_entries(lines, include_limited=True)  # lines are already filtered by --include-limited
+    return ViewPage(name="funbench", title="FunBench", template="funbench.html",
+                    csv={"funbench": table, "funbench_attribution": attribution_table(report)},
                     summary="multiple-choice fundus reading (FunBench F1 by level and subtask, with random guess)",
                     context={"rows": ordered, "columns": columns, "levels": LEVELS, "codes": codes,
-                             "guess": guess_row, "tasks": tasks, "code_of": code_of})
+                             "guess": guess_row, "tasks": tasks, "code_of": code_of, "attribution": report,
+                             "mode_titles": MODE_TITLES})
+
+
+def attribution_table(report: Attribution) -> CsvTable:
+    """The module-attribution numbers: per model and mode its level scores, MEAN and rank; the random-guess row
+    per mode; one row per correlation (rho, its interval, the models it is computed over)."""
+    table = CsvTable(("row", "model", "mode", "method", *LEVELS, "mean", "rank", "rho", "ci_low", "ci_high",
+                      "n_models", "note"))
+    for mode, guess in report.guess.items():
+        table.add("random guess", None, mode, None, *(guess.levels.get(lv) for lv in LEVELS), guess.mean, None,
+                  None, None, None, None, None)
+    for mode, rows in report.summaries.items():
+        for r in rows:
+            table.add("model", r.model, mode, r.method, *(r.levels.get(lv) for lv in LEVELS), r.mean, r.rank,
+                      None, None, None, None, None)
+    for c in report.correlations:
+        low, high = c.ci or (None, None)
+        table.add("spearman", None, c.mode, None, *(None for _ in LEVELS), None, None, c.rho, low, high,
+                  c.n_models, c.reason)
+    return table
