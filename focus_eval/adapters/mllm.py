@@ -425,7 +425,8 @@ def choose_attention(preference: str | Sequence[str] | None, device: torch.devic
 
 
 MLLM_SETTINGS = frozenset({"attn_implementation", "processor", "max_visual_tokens", "share_prefix",
-                           "allowed_missing_keys", "batch_size", "max_new_tokens", "large_model", "finetune"})
+                           "allowed_missing_keys", "batch_size", "max_new_tokens", "large_model", "finetune",
+                           "vision_pooling"})
 FINETUNE_SETTINGS = frozenset({"per_device_batch_size", "gradient_accumulation_steps", "target_modules",
                                "modules_to_save"})
 
@@ -442,9 +443,12 @@ class HFMLLMAdapter(PresetAdapter, MLLMScorer):
 
     @classmethod
     def validate(cls, preset) -> None:
+        from focus_eval.adapters.mllm_vision import check_pooling
+
         super().validate(preset)
         settings = preset.settings or {}
         max_new_tokens_of(preset)
+        check_pooling(preset)
         batch = settings.get("batch_size")
         for value in (batch.values() if isinstance(batch, dict) else [] if batch is None else [batch]):
             positive_int(preset, "batch_size", value)
@@ -482,6 +486,14 @@ class HFMLLMAdapter(PresetAdapter, MLLMScorer):
             "answer_tokens": {k: dict(v) for k, v in self.answer_variants.items()},
             "max_new_tokens": self.max_new_tokens,
         }
+
+    def image_encoder(self):
+        """This model's vision tower as an image encoder for the embedding path (``ve_probe``), built once."""
+        if getattr(self, "_image_encoder", None) is None:
+            from focus_eval.adapters.mllm_vision import MLLMVisionEncoder
+
+            self._image_encoder = MLLMVisionEncoder(self, self.preset)
+        return self._image_encoder
 
     def _load(self, source: str, revision: str | None, dtype, attention: str, device: torch.device):
         """(processor, model) from ``source``, weights checked strictly against the preset's allow-list."""

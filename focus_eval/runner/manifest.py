@@ -65,6 +65,6 @@ def build_manifest(runner) -> dict:
         "options": options,
         "environment": environment(runner.state),
         "units": {"finished": runner.report.finished, "skipped_as_done": runner.report.skipped,
-                  "failed": runner.report.failed},
+                  "failed": runner.report.failed, "skipped_by_task": runner.report.skipped_by_task},
         "timings_s": runner.timings,
     }

@@ -62,6 +62,8 @@ class RunReport:
     finished: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    # (task, method) pairs the task file says the method skips: "task.method" -> the task's reason
+    skipped_by_task: dict[str, str] = field(default_factory=dict)
     results: list[dict] = field(default_factory=list)
     groups: list[dict] = field(default_factory=list)
 
@@ -110,16 +112,16 @@ class Runner:
         self.index = index = TaskIndex(include_paths=[Path(p) for p in options.include_path])
         self.tasks = [index.get(n) for n in index.expand(options.tasks, include_proxy=options.include_proxy)]
         methods = options.methods or list(self.preset.methods)
-        unknown = [m for m in methods if m not in self.preset.methods]
+        unknown = [m for m in methods if not self.available(m)]
         if unknown:
             raise FocusError(f"model {self.preset.name!r} ({self.preset.family}) has no method {unknown}; "
-                             f"its methods are {self.preset.methods}")
+                             f"its methods are {self.preset.methods}{self.on_request_hint()}")
         self.methods = {m: METHODS.get(METHODS.check(m))() for m in methods}
         wrong = [m for m, method in self.methods.items() if self.preset.family not in method.families]
         if wrong:
             raise FocusError(f"model {self.preset.name!r} is a {self.preset.family} model; method(s) {wrong} serve "
                              f"{', '.join(sorted({f for m in wrong for f in self.methods[m].families}))} models")
-        self.units, unserved = self.plan_units(methods)
+        self.units, unserved, skipped = self.plan_units(methods)
         self.adapter = None
         self.adapter_id = Path(options.adapter).name if options.adapter else None
         self.layout = OutputLayout.for_model(options.output_path, self.preset.name, self.adapter_id, options.limit)
@@ -128,18 +130,41 @@ class Runner:
         self.batches = MemoryAdaptiveBatches(enabled=str(options.batch_size) == "auto")
         self.report = RunReport(self.model_dir)
         self.report.failed.update(unserved)
+        # not scored, by the task's own rule: in the run summary and manifest, and printed once here
+        self.report.skipped_by_task.update(skipped)
+        for stem, reason in skipped.items():
+            self.warn(f"{stem}: not scored: {reason}")
         self.started = datetime.now(timezone.utc)
         self.timings: dict[str, float] = {}
         self.dataset_load = None
         self.data_provenance: dict[tuple, dict] = {}
 
-    def plan_units(self, methods: list[str]) -> tuple[list[Unit], dict[str, str]]:
-        """A unit per (task, method) where the method scores the task's output type; where it does not, the
-        registered method that ``extends`` it and does (multiple_choice for prompt) takes the task. Returns the
-        units and, per task no method of the preset can score, the reason."""
+    def available(self, name: str) -> bool:
+        """Whether ``--methods`` may name ``name`` for this preset: a method it lists, one that extends a
+        listed one (multiple_choice for prompt), or one every preset of its families runs on request."""
         from focus_eval.runner.methods import METHODS
 
-        units, unserved = [], {}
+        if name in self.preset.methods:
+            return True
+        if name not in METHODS:
+            return False
+        cls = METHODS.get(name)
+        return self.preset.family in cls.families and (cls.on_request or cls.extends in self.preset.methods)
+
+    def on_request_hint(self) -> str:
+        from focus_eval.runner.methods import METHODS
+
+        extra = [n for n in METHODS.names() if n not in self.preset.methods and self.available(n)]
+        return f", and on request {extra}" if extra else ""
+
+    def plan_units(self, methods: list[str]) -> tuple[list[Unit], dict[str, str], dict[str, str]]:
+        """A unit per (task, method) where the method scores the task's output type; where it does not, the
+        registered method that ``extends`` it and does (multiple_choice for prompt) takes the task. Returns the
+        units, per task no method of the preset can score the reason, and per (task, method) the task file
+        says the method skips (``skip_methods``) the task's reason."""
+        from focus_eval.runner.methods import METHODS
+
+        units, unserved, skipped = [], {}, {}
         for task in self.tasks:
             for name in methods:
                 chosen = name if task.output_type in self.methods[name].output_types else None
@@ -150,11 +175,13 @@ class Runner:
                         chosen = other
                         self.methods.setdefault(other, cls())
                         break
-                if chosen:
+                if chosen in task.skip_methods:
+                    skipped[f"{task.name}.{chosen}"] = task.skip_methods[chosen]
+                elif chosen:
                     units.append(Unit(task, chosen))
                 else:
                     unserved[f"{task.name}.{name}"] = f"method {name} does not score {task.output_type} tasks"
-        return units, unserved
+        return units, unserved, skipped
 
     # ----------------------------------------------------------------------------------------------
     def fingerprint(self, unit: Unit) -> dict:
@@ -359,6 +386,8 @@ class Runner:
     def embed_units(self, load, units: list[Unit]) -> Embeddings | None:
         """Embed, once, every image any of ``units`` needs (the splits its method declares)."""
         adapter = self.load_adapter()
+        # a multimodal LLM's vision tower serves as its encoder (ve_probe)
+        adapter = adapter.image_encoder() if hasattr(adapter, "image_encoder") else adapter
         needed: dict[str, Any] = {}
         for u in units:
             for split in self.methods[u.method].splits:

@@ -71,6 +71,9 @@ class Method:
     # a method that scores, for a preset listing ``extends``, the tasks ``extends`` cannot (multiple_choice
     # answers for prompt the multi-class tasks), so presets need not list it
     extends: ClassVar[str | None] = None
+    # a method every preset of its families can run when ``--methods`` names it, without listing it in the
+    # preset's ``methods`` (``ve_probe`` and ``knowledge_prompt`` need nothing a preset must declare)
+    on_request: ClassVar[bool] = False
 
     def score(self, context: RunContext, units: list[Unit]) -> None:
         """Score ``units`` (all of this method, all on ``context.load``), calling ``context.finish`` or
