@@ -28,7 +28,6 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("focus_eval.commands.bench", "throughput benchmark: reference-style loops vs focus-eval"),
     "grid": ("focus_eval.commands.grid", "plan, run (here or on Slurm), check and collect the whole grid"),
     "serve": ("focus_eval.commands.serve", "serve a multimodal LLM over an OpenAI-compatible HTTP API"),
-    "serve": ("focus_eval.commands.serve", "serve a multimodal LLM over an OpenAI-compatible HTTP API"),
 }
 
 
