@@ -11,6 +11,8 @@ from focus_eval.synth import layouts
 TARGETS = {"brset": ("dr", "referable_dr", "glaucoma"), "mbrset": ("dr", "referable_dr"), "papila": ("glaucoma",),
            "rfmid": ("dr",), "rfmid2": ("dr",), "idrid": ("dr", "referable_dr"), "messidor2": ("dr", "referable_dr"),
            "refuge": ("glaucoma",), "g1020": ("glaucoma",), "jsiec": ("dr", "referable_dr")}
+TARGETS.update({"ddr": ("dr", "referable_dr"), "retinal_lesions": ("dr", "referable_dr"), "idrid_seg": (),
+                "idrid_loc": ()})
 
 
 @pytest.fixture(scope="module")

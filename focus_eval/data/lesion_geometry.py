@@ -42,6 +42,22 @@ def read_mask(path: Path) -> np.ndarray:
     return array != 0
 
 
+def read_masks(paths: Mapping[str, Path | None], shape: tuple[int, int]) -> dict[str, np.ndarray]:
+    """Lesion -> mask of one image: each file read, and an empty ``shape`` (rows, columns) mask for a lesion
+    whose file the release leaves out because the image has none of it (``None``)."""
+    return {lesion: read_mask(path) if path is not None else np.zeros(shape, dtype=bool)
+            for lesion, path in paths.items()}
+
+
+def image_shape(path: Path) -> tuple[int, int]:
+    """(rows, columns) of an image file, read from its header."""
+    try:
+        with Image.open(path) as image:
+            return image.height, image.width
+    except (OSError, ValueError) as exc:
+        raise DataError(f"cannot read image: {exc}", file=str(path)) from exc
+
+
 def components(mask: np.ndarray) -> tuple[np.ndarray, int]:
     """(label image, number of lesions): the mask's connected components under ``CONNECTIVITY``."""
     labels, count = ndimage.label(np.asarray(mask, dtype=bool), structure=CONNECTIVITY)

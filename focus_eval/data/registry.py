@@ -25,6 +25,7 @@ BUILTIN = {
     "brset": "brset", "mbrset": "mbrset", "papila": "papila", "rfmid": "rfmid", "rfmid2": "rfmid2",
     "idrid": "idrid", "messidor2": "messidor2", "refuge": "refuge", "g1020": "g1020", "jsiec": "jsiec",
     "synth_desktop": "synth", "synth_mobile": "synth",
+    "idrid_seg": "idrid_seg", "idrid_loc": "idrid_loc",
 }
 SYNTHETIC_DATASETS = ("synth_desktop", "synth_mobile")
 REAL_DATASETS = tuple(name for name in BUILTIN if name not in SYNTHETIC_DATASETS)

@@ -1,4 +1,4 @@
-"""Miniature copies of the ten real datasets' raw layouts, each written by its ``focus_eval.synth.raw_<name>``
+"""Miniature copies of the real datasets' raw layouts, each written by its ``focus_eval.synth.raw_<name>``
 module with synthetic fundus pictures, for reader tests and ``focus-eval synth --layout real``."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Callable
 
 from PIL import Image
 
-from focus_eval.data.registry import REAL_DATASETS
+from focus_eval.data.registry import REAL_DATASETS, folder_name
 from focus_eval.errors import FocusError
 from focus_eval.synth.render import fixture_image, labels_checksum
 
@@ -51,5 +51,6 @@ def write_layout(name: str, folder: Path, seed: int = 0) -> Path:
 
 
 def write_all_layouts(out: Path, seed: int = 0) -> dict[str, Path]:
-    """Write ``out/<name>/`` for all ten real datasets; returns name -> folder."""
-    return {name: write_layout(name, Path(out) / name, seed) for name in REAL_DATASETS}
+    """Write ``out/<folder>/`` for every real dataset (its registry name, or the folder its reader shares with
+    the other parts of one download, as IDRiD's parts do); returns name -> folder."""
+    return {name: write_layout(name, Path(out) / folder_name(name), seed) for name in REAL_DATASETS}
