@@ -13,6 +13,7 @@ TARGETS = {"brset": ("dr", "referable_dr", "glaucoma"), "mbrset": ("dr", "refera
            "refuge": ("glaucoma",), "g1020": ("glaucoma",), "jsiec": ("dr", "referable_dr")}
 TARGETS.update({"ddr": ("dr", "referable_dr"), "retinal_lesions": ("dr", "referable_dr"), "idrid_seg": (),
                 "idrid_loc": ()})
+TARGETS.update({"oia_odir": ("dr", "glaucoma"), "deepdrid": ("dr",), "octdl": (), "oct2017": ()})
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ BUILTIN = {
     "brset": "brset", "mbrset": "mbrset", "papila": "papila", "rfmid": "rfmid", "rfmid2": "rfmid2",
     "idrid": "idrid", "messidor2": "messidor2", "refuge": "refuge", "g1020": "g1020", "jsiec": "jsiec",
     "synth_desktop": "synth", "synth_mobile": "synth",
-    "idrid_seg": "idrid_seg", "idrid_loc": "idrid_loc",
+    "oia_odir": "oia_odir", "deepdrid": "deepdrid", "octdl": "octdl", "oct2017": "oct2017",
 }
 SYNTHETIC_DATASETS = ("synth_desktop", "synth_mobile")
 REAL_DATASETS = tuple(name for name in BUILTIN if name not in SYNTHETIC_DATASETS)
@@ -142,6 +142,8 @@ def read_dataset(name: str, root: str | os.PathLike | None = None) -> DatasetLoa
     load.name = name
     for record in load.records:
         record.dataset = name
+        if record.modality is None:  # the one place every reader's records pass, with or without read_rows
+            record.modality = found.spec.modality
     load.metadata.setdefault("label_file", None)
     load.metadata.setdefault("version", None)
     _check_counts(load, found.spec)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
-from focus_eval.data.records import TARGETS, ImageRecord
+from focus_eval.data.records import MODALITIES, TARGETS, ImageRecord
 from focus_eval.errors import FocusError
 
 Cohort = Callable[[ImageRecord], bool]
@@ -30,7 +30,8 @@ class ReaderSpec:
     centres, say). ``folder`` names the folder under the data root that the reader reads when it is not the
     registry name (one download whose parts several readers read, like IDRiD's parts A, B and C); ``part``
     then names the folder, at any depth below it, that holds this reader's part, so that the shared folder
-    counts as this dataset only where that part is present.
+    counts as this dataset only where that part is present. ``modality`` is the imaging modality of every
+    record that does not set its own (``MODALITIES``; a reader of a mixed dataset sets it per record).
     """
 
     name: str
@@ -42,6 +43,7 @@ class ReaderSpec:
     documented_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
     folder: str | None = None
     part: str | None = None
+    modality: str = "cfp"
 
     def __post_init__(self):
         where = f"reader spec {self.name!r}"
@@ -53,4 +55,6 @@ class ReaderSpec:
                              f"({', '.join(self.cohorts)})")
         if not self.group_key:
             raise FocusError(f"{where}: group_key must say what groups the images (e.g. 'patient')")
+        if self.modality not in MODALITIES:
+            raise FocusError(f"{where}: modality must be one of {', '.join(MODALITIES)}; got {self.modality!r}")
 
