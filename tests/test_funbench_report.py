@@ -231,3 +231,85 @@ def test_the_leaderboard_section_shows_the_same_numbers(results, tmp_path):
     data = list(csv.DictReader(io.StringIO((tmp_path / "site" / "data" / "funbench_attribution.csv").read_text())))
     rho = {r["mode"]: float(r["rho"]) for r in data if r["row"] == "spearman"}
     assert rho == pytest.approx(RHO) and {r["model"] for r in data if r["row"] == "model"} == {*F1["ve"], "api"}
+
+
+MLLMS = ("tiny-qwen-vl", "tiny-medgemma", "tiny-llava-next")
+
+
+def scored_lines(model_dir, method: str, seed: int) -> None:
+    """Results lines of ``method`` made by the runner's scoring from the model's multiple-choice samples, for a
+    mode the runner does not offer yet: a random half of the answers set to the truth. L4a is skipped in the LLM
+    mode, as FunBench does."""
+    from focus_eval.results.schema import read_jsonl
+    from focus_eval.results.store import read_meta, upsert_line
+    from focus_eval.scoring import evaluate_samples
+
+    rng = np.random.default_rng(seed)
+    for meta_path in sorted((model_dir / "samples").glob("*.multiple_choice.meta.json")):
+        meta = read_meta(meta_path).to_dict()
+        if method == "knowledge_prompt" and meta["task"].startswith("funbench_l4a"):
+            continue
+        samples = read_jsonl(meta_path.parent / f"{meta['task']}.multiple_choice.jsonl")
+        for s in samples:
+            s["pred"] = s["label"] if rng.random() < 0.5 else s["pred"]
+        upsert_line(model_dir, evaluate_samples(samples, {**meta, "method": method}))
+
+
+def hand_means(out) -> dict[tuple[str, str], float]:
+    """(mode, model) -> MEAN from the results files: code = mean over its tasks, level = mean over its codes."""
+    from focus_eval.results.schema import read_jsonl
+
+    modes = {"multiple_choice": "holistic", "knowledge_prompt": "llm", "ve_probe": "ve", "linear_probe": "ve"}
+    codes: dict[tuple[str, str], dict[str, list[float]]] = {}
+    for path in out.glob("*/results.jsonl"):
+        for r in read_jsonl(path):
+            if r.get("kind") != "group" and r["method"] in modes and r["metrics"]["funbench_f1"] is not None:
+                code = r["task"].split("_")[1].upper()[:2] + r["task"].split("_")[1][2]
+                codes.setdefault((modes[r["method"]], r["model"]), {}).setdefault(code, []).append(
+                    r["metrics"]["funbench_f1"])
+    out_means = {}
+    for key, per_code in codes.items():
+        levels: dict[str, list[float]] = {}
+        for code, values in per_code.items():
+            levels.setdefault(code[:2], []).append(sum(values) / len(values))
+        out_means[key] = sum(sum(v) / len(v) for v in levels.values()) / len(levels)
+    return out_means
+
+
+@pytest.mark.slow
+def test_report_and_page_on_real_runner_outputs(tmp_path, capsys):
+    from focus_eval.leaderboard import build_site
+    from focus_eval.runner.methods import METHODS
+    from focus_eval.synth.datasets import write_synthetic
+
+    write_synthetic(tmp_path / "data", n=40, seed=2)
+    out = tmp_path / "out"
+    common = ["--tasks", "funbench_synth_desktop", "--data-root", str(tmp_path / "data"), "--output-path", str(out),
+              "--cache-dir", str(tmp_path / "cache"), "--n-boot", "20", "--no-progress", "--num-workers", "0",
+              "--batch-size", "4"]
+    modular = [m for m in ("ve_probe", "knowledge_prompt") if m in METHODS.names()]
+    for seed, model in enumerate(MLLMS):
+        assert main(["--model", model, "--methods", ",".join(["multiple_choice", *modular]), *common]) == 0
+        for method in {"ve_probe", "knowledge_prompt"} - set(modular):
+            scored_lines(out / model, method, seed)
+    assert main(["--model", "tiny-clip", "--methods", "linear_probe", *common]) == 0  # the vision baseline row
+    capsys.readouterr()
+    assert main(["funbench-report", str(out), "--json", str(tmp_path / "r.json"), "--n-boot", "50"]) == 0
+    text = capsys.readouterr().out
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert {m: {s["model"] for s in rows} for m, rows in report["summaries"].items()} == {
+        "holistic": set(MLLMS), "llm": set(MLLMS), "ve": {*MLLMS, "tiny-clip"}}
+    means = {(mode, s["model"]): s["mean"] for mode, rows in report["summaries"].items() for s in rows}
+    assert means == pytest.approx(hand_means(out), abs=1e-12)
+    assert "L1" not in report["summaries"]["llm"][0]["levels"]
+    for c in report["correlations"]:
+        assert c["n_models"] == 3 and c["models"] == sorted(MLLMS)
+        assert (c["rho"] is None) == (c["reason"] == "the ranks of one mode are all equal")
+        assert f"vs {'E-mode II (LLM)' if c['mode'] == 'llm' else 'E-mode I (VE)'}: " in text
+    assert all(re.search(rf"^{m} +\d\.\d{{3}} +[\d.]+ +\d\.\d{{3}} +[\d.]+ +\d\.\d{{3}} +[\d.]+$", text, re.M)
+               for m in MLLMS)
+    build_site([out], tmp_path / "site")
+    page = (tmp_path / "site" / "funbench.html").read_text().split('id="attribution"')[1]
+    table = re.search(r'id="funbench-attribution">(.*?)</table>', page, re.S).group(1)
+    assert len(re.findall(r"<tr", table.split("<tbody>")[1])) == 1 + 4  # random guess, 3 MLLMs, tiny-clip
+    assert page.count("Holistic vs E-mode") == 2
