@@ -11,7 +11,7 @@ from focus_eval.synth import layouts
 TARGETS = {"brset": ("dr", "referable_dr", "glaucoma"), "mbrset": ("dr", "referable_dr"), "papila": ("glaucoma",),
            "rfmid": ("dr",), "rfmid2": ("dr",), "idrid": ("dr", "referable_dr"), "messidor2": ("dr", "referable_dr"),
            "refuge": ("glaucoma",), "g1020": ("glaucoma",), "jsiec": ("dr", "referable_dr")}
-TARGETS.update({"ddr": ("dr", "referable_dr"), "retinal_lesions": ("dr", "referable_dr"), "idrid_seg": (),
+TARGETS.update({"ddr": ("dr",), "retinal_lesions": ("dr",), "idrid_seg": (),
                 "idrid_loc": ()})
 TARGETS.update({"oia_odir": ("dr", "glaucoma"), "deepdrid": ("dr",), "octdl": (), "oct2017": ()})
 

@@ -142,6 +142,12 @@ def count_bin(count: int) -> str:
     return next(name for name, top in COUNT_BINS if top is None or count <= top)
 
 
+def image_lesion_fields(image: Path, mask_paths: Mapping[str, Path | None], disc: Point | None = None,
+                        fovea: Point | None = None) -> dict[str, dict]:
+    """``lesion_fields`` of one image file from its mask files (``read_masks``: None for a left-out mask)."""
+    return lesion_fields(read_masks(mask_paths, image_shape(image)), disc=disc, fovea=fovea)
+
+
 def lesion_fields(masks: Mapping[str, np.ndarray], disc: Point | None = None, fovea: Point | None = None,
                   ) -> dict[str, dict]:
     """The record fields of one image from its lesion masks (lesion -> mask; a lesion the image has no
