@@ -3,7 +3,7 @@ the rankings by MEAN, and the Spearman correlation of the holistic ranking with 
 rankings, with a percentile bootstrap interval over task codes. Used by ``focus-eval funbench-report`` and by the
 leaderboard's FunBench page.
 
-The rules (docs/TASKS.md, "FunBench module attribution"):
+The rules (docs/OUTPUTS.md, "FunBench module attribution"):
 
 - a task code's score (L3a, ...) is the mean FunBench F1 over its tasks, each task being one (subtask, dataset)
   unit (``funbench_l3a_hemorrhage_brset``); a level's score is the mean over its codes that have a score; MEAN is
