@@ -34,8 +34,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 def _top_help() -> str:
     lines = ["usage: focus-eval --model MODEL --tasks TASKS [options]", "       focus-eval COMMAND [options]", "",
              "Evaluate retinal colour-fundus models on the FOCUS tasks.", "", "commands:"]
+    width = max(map(len, COMMANDS))
     for name, (_, text) in COMMANDS.items():
-        lines.append(f"  {name:<12} {text}")
+        lines.append(f"  {name:<{width}}  {text}")
     lines += ["", "Run 'focus-eval run --help' for the evaluation options, 'focus-eval COMMAND --help' for a command."]
     return "\n".join(lines)
 
