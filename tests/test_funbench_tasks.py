@@ -22,6 +22,12 @@ SHIPPED = {
     "funbench_l4c_dr_grading_brset", "funbench_l4c_dr_grading_mbrset", "funbench_l4c_dr_grading_idrid",
     "funbench_l4c_dr_grading_messidor2",
 }
+SHIPPED |= {f"funbench_{code}_modality_{d}" for code in ("l1a", "l1b")
+            for d in ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc")}
+SHIPPED |= {"funbench_l2b_laterality_oia_odir", "funbench_l2b_laterality_deepdrid",
+            "funbench_l4a_normal_abnormal_oia_odir", "funbench_l4a_normal_abnormal_octdl",
+            "funbench_l4a_normal_abnormal_oct2017", "funbench_l4b_conditions_oia_odir",
+            "funbench_l4b_conditions_octdl", "funbench_l4b_conditions_oct2017", "funbench_l4c_dr_grading_deepdrid"}
 SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synth_desktop",
          "funbench_l4a_normal_abnormal_synth_desktop", "funbench_l4b_conditions_synth_desktop",
          "funbench_l4c_dr_grading_synth_desktop"}

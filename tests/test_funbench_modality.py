@@ -1,0 +1,89 @@
+"""FunBench tasks on the OIA-ODIR, DeepDRiD, OCTDL and OCT2017 datasets: L1a/L1b modality (skipped by the
+probe and knowledge modes, with reasons), laterality, normal vs abnormal, conditions and grading read from
+the new records; the L1 group; and FunBench's F1 on a task whose truth has a single class (L1a)."""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from focus_eval.data.records import ImageRecord
+from focus_eval.metrics.classes import ClassArrays, class_metrics, confusion, random_guess
+from focus_eval.task import TaskIndex
+
+DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc")
+
+
+@pytest.fixture(scope="module")
+def index():
+    return TaskIndex()
+
+
+def record(**fields) -> ImageRecord:
+    return ImageRecord("octdl", "img1", "p1", path=Path("/x.jpg"), relpath="x.jpg", **fields)
+
+
+def test_modality_tasks_on_every_dataset_and_the_l1_group(index):
+    l1 = {f"funbench_{code}_modality_{d}" for code in ("l1a", "l1b") for d in DATASETS}
+    assert set(index.groups["funbench_l1"].tasks) == l1
+    assert l1 <= set(index.groups["funbench"].tasks)
+    for name in l1:
+        task = index.get(name)
+        assert set(task.skip_methods) == {"ve_probe", "linear_probe", "knowledge_prompt"}
+        assert all(reason.endswith(".") for reason in task.skip_methods.values())
+
+
+def test_l1a_truth_is_always_the_fundus_option(index):
+    coarse = index.get("funbench_l1a_modality_octdl")
+    assert [coarse.label(record(modality=m)) for m in ("cfp", "oct", "uwf")] == [0, 0, 0]
+    assert coarse.label(record()) is None
+    assert coarse.label_space.names == ["fundus", "natural", "painting", "remote_sensing"]
+    assert coarse.question.distractors == 3
+
+
+def test_l1b_truth_is_the_record_modality(index):
+    fine = index.get("funbench_l1b_modality_deepdrid")
+    assert [fine.label(record(modality=m)) for m in ("cfp", "oct", "uwf")] == [0, 1, 2]
+    assert fine.label_space.names == ["cfp", "oct", "uwf", "xray", "mri"]
+
+
+def test_disease_tasks_read_the_new_records(index):
+    assert index.get("funbench_l4a_normal_abnormal_octdl").label(record(abnormal=1)) == 1
+    octdl = index.get("funbench_l4b_conditions_octdl")
+    assert not octdl.multilabel and octdl.label(record(conditions=("RVO",))) == 5
+    assert index.get("funbench_l4b_conditions_oct2017").label(record(conditions=("normal",))) == 0
+    odir = index.get("funbench_l4b_conditions_oia_odir")
+    assert odir.multilabel and odir.label(record(conditions=("glaucoma", "cataract"))) == [2, 3]
+    assert odir.label(record(conditions=None)) is None
+    assert index.get("funbench_l4c_dr_grading_deepdrid").label(record(dr_grade=4)) == 4
+    assert index.get("funbench_l2b_laterality_oia_odir").label(record(laterality="left")) == 0
+
+
+def single_class_rows(preds):
+    probs = {0: [0.7, 0.1, 0.1, 0.1], 2: [0.2, 0.1, 0.6, 0.1], None: None}
+    return [{"image_id": f"i{i}", "patient_id": f"p{i}", "label": 0, "pred": p, "probs": probs[p],
+             "options": [0, 1, 2, 3]} for i, p in enumerate(preds)]
+
+
+def test_funbench_f1_with_a_single_true_class_is_the_share_answered_correctly():
+    # L1a: every image is a fundus image. Classes absent from the truth have no sensitivity and leave the
+    # mean; the fundus class has no negatives, so its F1 is its sensitivity.
+    arrays = ClassArrays.from_samples(single_class_rows([0, 0, 2, 0, None]), 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        metrics, intervals = class_metrics(arrays, np.ones((1, arrays.n)))
+        guess = random_guess(arrays)
+    assert metrics["funbench_f1"] == pytest.approx(3 / 5) == metrics["accuracy"]
+    assert metrics["macro_auroc"] is None and metrics["qw_kappa"] is None  # no class has both outcomes
+    # scikit-learn's convention: the wrongly answered painting class counts with precision and recall 0
+    assert metrics["macro_recall"] == pytest.approx((3 / 5 + 0) / 2)
+    assert metrics["macro_f1"] == pytest.approx((2 * 3 / (2 * 3 + 2) + 0) / 2)
+    assert guess["funbench_f1"] == pytest.approx(0.25) == guess["accuracy"]  # FunBench's L1a random guess
+    assert confusion(arrays, ["fundus", "natural", "painting", "remote_sensing"])["counts"][0] == [3, 0, 1, 0, 1]
+
+
+def test_funbench_f1_of_a_perfect_single_class_answer_is_one():
+    arrays = ClassArrays.from_samples(single_class_rows([0, 0, 0]), 4)
+    metrics, _ = class_metrics(arrays, np.ones((1, arrays.n)))
+    assert metrics["funbench_f1"] == 1.0 and metrics["macro_f1"] == 1.0
