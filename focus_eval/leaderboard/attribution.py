@@ -219,12 +219,13 @@ def _bootstrap(grouped, codes: list[str], n_boot: int, seed: int) -> dict[str, l
 
 
 def _guess_row(grouped, guesses: dict[str, float | None], codes: list[str]) -> dict[str, Summary]:
-    """The random-guess row per mode (over the tasks that mode's lines cover) and over every task (``all``)."""
+    """The random-guess row per mode (over the tasks that mode's lines cover) and over every task of the modes
+    (``all``)."""
+    tasks = {mode: {s.task for _, scores in grouped[mode].values() for s in scores} for mode in MODES}
+    tasks["all"] = set().union(*tasks.values())
     out = {}
-    for mode in (*MODES, "all"):
-        tasks = sorted(guesses) if mode == "all" else sorted(
-            {s.task for _, scores in grouped[mode].values() for s in scores})
-        per_code, n = code_means((t, guesses.get(t)) for t in tasks)
+    for mode, covered in tasks.items():
+        per_code, n = code_means((t, guesses.get(t)) for t in sorted(covered))
         levels, mean = level_scores(per_code, codes)
         out[mode] = Summary("random guess", mode, "", per_code, levels, mean, n)
     return out
