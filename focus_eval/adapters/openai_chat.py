@@ -44,7 +44,7 @@ from focus_eval.errors import FocusError
 DEFAULTS: dict[str, Any] = {"api_key_env": "OPENAI_API_KEY", "logprobs": True, "top_logprobs": 20,
                             "max_new_tokens": 5, "max_concurrency": 4, "max_attempts": 6,
                             "max_retry_seconds": 300, "timeout": 120, "backoff_seconds": 1.0}
-API_SETTINGS = frozenset({"base_url", "model", "batch_size", "max_image_side", "image_detail", *DEFAULTS})
+API_SETTINGS = frozenset({"base_url", "model", "batch_size", "image_detail", *DEFAULTS})
 _WHOLE = ("top_logprobs", "max_new_tokens", "max_concurrency", "max_attempts")
 _POSITIVE = ("max_retry_seconds", "timeout", "backoff_seconds")
 # the longest single wait between two tries: backoff grows to this, a Retry-After beyond it is still honoured
@@ -232,13 +232,10 @@ def letter_answer(top: Top | None, text: str, letters: Sequence[str]) -> dict[st
             "letter_mass": sum(math.exp(v) for v in found), "text": text, "scored_by": "logprobs"}
 
 
-def image_data_url(image, max_side: int | None = None) -> str:
-    """A decoded image as a base64 PNG data URL (lossless), first shrunk to ``max_side`` when it is larger."""
+def image_data_url(image) -> str:
+    """A decoded image as a base64 PNG data URL: lossless, so the endpoint sees the pixels decoded here (the
+    runner decodes at the preset's ``preprocessing.size``, cropped to the fundus, as for an in-process model)."""
     image = image.convert("RGB")
-    if max_side and max(image.size) > max_side:
-        scale = max_side / max(image.size)
-        size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
-        image = image.resize(size, resample=3)  # bicubic
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -291,7 +288,7 @@ class OpenAIChatAdapter(PresetAdapter):
         if urlsplit(settings["base_url"]).scheme not in ("http", "https") or not urlsplit(settings["base_url"]).netloc:
             raise FocusError(f"preset {preset.name!r}: settings.base_url must be an http(s) URL such as "
                              f"https://api.openai.com/v1, got {settings['base_url']!r}")
-        for key in _WHOLE + (("max_image_side",) if settings.get("max_image_side") is not None else ()):
+        for key in _WHOLE:
             value = settings[key]
             if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "top_logprobs" else 1):
                 raise FocusError(f"preset {preset.name!r}: settings.{key} must be a whole number "
@@ -399,11 +396,10 @@ class OpenAIChatAdapter(PresetAdapter):
         if len(images) != len(prompts_per_image):
             raise FocusError(f"{len(images)} images but {len(prompts_per_image)} prompt lists")
         length = self.max_new_tokens if max_new_tokens is None else int(max_new_tokens)
-        side = self.options.get("max_image_side")
         rows = []
         for i, (image, prompts) in enumerate(zip(images, prompts_per_image)):
             if prompts:
-                url = image_data_url(image, side)  # each image encoded once for all of its prompts
+                url = image_data_url(image)  # each image encoded once for all of its prompts
                 rows += [_Row(i, url, p, read) for p, read in zip(prompts, readers[i])]
         workers = max(1, min(int(self.options["max_concurrency"]), len(rows)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai_chat") as pool:
