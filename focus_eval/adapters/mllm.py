@@ -67,15 +67,25 @@ class MLLMScorer:
 
     # ----- inputs
 
-    def chat_text(self, prompt: str) -> str:
-        """The chat-template rendering of one user turn [image, prompt] followed by the generation prompt."""
-        if prompt not in self._chat_texts:
+    def chat_text(self, prompt: str, image: bool = True) -> str:
+        """The chat-template rendering of one user turn [image, prompt] (``image`` False: [prompt] alone)
+        followed by the generation prompt."""
+        key = (prompt, image)
+        if key not in self._chat_texts:
             if len(self._chat_texts) > 4096:  # prompts rendered per record must not grow this without bound
                 self._chat_texts.clear()
-            messages = [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": prompt}]}]
-            self._chat_texts[prompt] = self.processor.apply_chat_template(
-                messages, add_generation_prompt=True, tokenize=False)
-        return self._chat_texts[prompt]
+            content = ([{"type": "image"}] if image else []) + [{"type": "text", "text": prompt}]
+            self._chat_texts[key] = self.processor.apply_chat_template(
+                [{"role": "user", "content": content}], add_generation_prompt=True, tokenize=False)
+        return self._chat_texts[key]
+
+    def encode_text(self, prompts: Sequence[str]) -> dict[str, Any]:
+        """Token rows of text-only user turns (no image placeholder, no pixels), left-padded, on the device."""
+        texts = [self.chat_text(p, image=False) for p in prompts]
+        # the chat template already wrote the special tokens (BOS included)
+        batch = self.tokenizer(texts, padding=True, return_tensors="pt", add_special_tokens=False,
+                               return_token_type_ids=False)
+        return self._place({"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]})
 
     def encode(self, images: Sequence | ImageBatch, prompts: Sequence[str], with_pixels: bool = True) -> dict[str, Any]:
         """Processor outputs for one batch of (image, prompt) rows, left-padded and placed on the device.
@@ -255,6 +265,17 @@ class MLLMScorer:
         flat = [row for prompts, rows in zip(prompts_per_image, letters_per_prompt) if prompts for row in rows]
         return self.score_and_generate_multi(images, prompts_per_image, max_new_tokens,
                                              scores=lambda logits: self.letter_scores(logits, flat))
+
+    def score_options_and_generate_text(self, prompts: Sequence[str], letters_per_prompt: Sequence[Sequence[str]],
+                                        max_new_tokens: int | None = None) -> list[dict[str, Any]]:
+        """Multiple-choice questions asked with no image (text-only user turns), one batched prefill: per
+        question the first-token distribution over its option letters (``letter_scores``) and the greedy
+        answer text, as ``score_options_and_generate_multi`` gives them for questions on images."""
+        if not len(prompts):
+            return []
+        letters = list(letters_per_prompt)
+        return self._decode(self.encode_text(prompts), self._answer_length(max_new_tokens),
+                            scores=lambda logits: self.letter_scores(logits, letters))
 
     # ----- internals
 

@@ -194,6 +194,7 @@ class Runner:
                 "adapter": self.adapter_id, "n_boot": o.n_boot,
                 "split_file_sha256": split_file_digest(split_file) if split_file else None,
                 "use_prepared": o.use_prepared, **self.adapter_training(),
+                **self.methods[unit.method].inputs(unit.task),
                 **self.data_provenance.get((unit.task.dataset, unit.task.cohort), {})}
 
     def record_data(self, load, cohort) -> None:

@@ -12,6 +12,7 @@ METHODS.register("zero_shot", "focus_eval.runner.methods.zero_shot:ZeroShot")
 METHODS.register("prompt", "focus_eval.runner.methods.prompt:PromptMethod")
 METHODS.register("multiple_choice", "focus_eval.runner.methods.multiple_choice:MultipleChoice")
 METHODS.register("ve_probe", "focus_eval.runner.methods.ve_probe:VisionEncoderProbe")
+METHODS.register("knowledge_prompt", "focus_eval.runner.methods.knowledge_prompt:KnowledgePrompt")
 
 
 def register_method(name: str, target) -> None:

@@ -75,6 +75,11 @@ class Method:
     # preset's ``methods`` (``ve_probe`` and ``knowledge_prompt`` need nothing a preset must declare)
     on_request: ClassVar[bool] = False
 
+    def inputs(self, task) -> dict:
+        """What, besides the task, preset and options, this method's numbers on ``task`` are computed from
+        (e.g. the digest of a table it reads); part of every unit's fingerprint, so resume notices a change."""
+        return {}
+
     def score(self, context: RunContext, units: list[Unit]) -> None:
         """Score ``units`` (all of this method, all on ``context.load``), calling ``context.finish`` or
         ``context.fail`` once for each."""

@@ -160,16 +160,19 @@ class PromptMethod(Method):
                     todo.setdefault(r.image_id, []).append(u)
                     by_id[r.image_id] = r
         share = process_share(sorted(todo), context.batch_size, state.process_index, state.num_processes)
-        options = context.options
-        prepared = Path(options.data_root) if options.use_prepared and options.data_root else None
-        # the prepared copy at the decode size wherever there is a current one (stale ones are rebuilt first)
-        sources = image_sources([by_id[i] for i in sorted(todo)], prepared,
-                                decode_size(context.preset.preprocessing), state)
+        sources = self.image_sources(context, [by_id[i] for i in sorted(todo)])
         if share:
             self.answer(context, adapter, units, share, todo, by_id, sources)
         state.wait_for_everyone()
         if state.is_main_process:
             self.finish(context, units, records, adapter.max_new_tokens)
+
+    def image_sources(self, context: RunContext, records) -> dict:
+        """``{image_id: (file, crop still to do)}``: the prepared copy at the decode size wherever there is a
+        current one (stale ones are rebuilt first), else the raw file."""
+        options = context.options
+        prepared = Path(options.data_root) if options.use_prepared and options.data_root else None
+        return image_sources(records, prepared, decode_size(context.preset.preprocessing), context.state)
 
     def answer(self, context: RunContext, adapter, units, share, todo, by_id, sources) -> None:
         """Ask every pending (image, task) of this process's share, appending lines to its part files."""
@@ -187,9 +190,7 @@ class PromptMethod(Method):
         prompts = self.prompts(context, todo, records)
         bar = context.progress(total=len(items), desc=f"{self.name} {context.load.name}") if context.progress else None
         try:
-            answer_images(adapter, items, prompts, self.part_writer(handles, todo, records, prompts),
-                          batch_size=context.batch_size, num_workers=context.num_workers,
-                          batches=context.batches, progress=bar, ask=self.asker(adapter))
+            self.ask_all(context, adapter, items, prompts, self.part_writer(handles, todo, records, prompts), bar)
         finally:
             for h in handles.values():
                 h.close()
@@ -197,6 +198,12 @@ class PromptMethod(Method):
                 bar.close()
 
     # what a prompt method asks and how it reads the answers (the multiple-choice method asks questions)
+
+    def ask_all(self, context: RunContext, adapter, items, prompts, writer, bar) -> None:
+        """Ask ``prompts[i]`` of image ``items[i]`` for every item, calling ``writer`` per image."""
+        answer_images(adapter, items, prompts, writer, batch_size=context.batch_size,
+                      num_workers=context.num_workers, batches=context.batches, progress=bar,
+                      ask=self.asker(adapter))
 
     def prompts(self, context: RunContext, todo, records) -> list[list]:
         """Per image, what is asked for each of its pending tasks: the task's yes/no prompt."""
