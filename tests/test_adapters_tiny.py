@@ -71,7 +71,8 @@ def test_one_registry_serves_every_tiny_source():
     from focus_eval.tiny import TINY_MODELS, tiny_names
 
     assert tiny_names("encoder") == ["tiny-clip", "tiny-vit"]
-    assert tiny_names("mllm") == ["tiny-llava-next", "tiny-medgemma", "tiny-qwen-vl"]
+    assert tiny_names("mllm") == ["tiny-internvl", "tiny-janus", "tiny-llava", "tiny-llava-next", "tiny-medgemma",
+                                  "tiny-qwen-vl", "tiny-qwen2-vl", "tiny-qwen2.5-vl"]
     assert set(tiny_names()) == set(TINY_MODELS.names())
     with pytest.raises(FocusError, match="unknown tiny model 'tiny-medgema'; did you mean tiny-medgemma"):
         load_adapter(load_preset("tiny-medgemma", {"source": "tiny:tiny-medgema"}))

@@ -48,7 +48,11 @@ def _close(a, b, tol):
 def test_loads_real_classes_in_float32_on_cpu(adapters, name):
     adapter = adapters[name]
     expected = {"tiny-medgemma": "Gemma3ForConditionalGeneration", "tiny-qwen-vl": "Qwen3VLForConditionalGeneration",
-                "tiny-llava-next": "LlavaNextForConditionalGeneration"}[name]
+                "tiny-llava-next": "LlavaNextForConditionalGeneration", "tiny-llava": "LlavaForConditionalGeneration",
+                "tiny-qwen2-vl": "Qwen2VLForConditionalGeneration",
+                "tiny-qwen2.5-vl": "Qwen2_5_VLForConditionalGeneration",
+                "tiny-internvl": "InternVLForConditionalGeneration",
+                "tiny-janus": "JanusForConditionalGeneration"}[name]
     assert type(adapter.model).__name__ == expected
     assert adapter.dtype == torch.float32 and adapter.adapter_id is None
     assert adapter.info["attn_implementation"] == "sdpa"

@@ -70,6 +70,13 @@ def test_chat_template_follows_the_real_turn_format(tmp_path, name):
                         "<|im_start|>assistant\n",
         "tiny-llava-next": "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n<image>\nGlaucoma?"
                            "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+        "tiny-llava": "<s>USER: <image>\nGlaucoma? ASSISTANT:",
+        "tiny-qwen2-vl": "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>Glaucoma?<|im_end|>\n"
+                         "<|im_start|>assistant\n",
+        "tiny-qwen2.5-vl": "<|im_start|>user\n<|vision_start|><|image_pad|><|vision_end|>Glaucoma?<|im_end|>\n"
+                           "<|im_start|>assistant\n",
+        "tiny-internvl": "<|im_start|>user\n<IMG_CONTEXT>\nGlaucoma?<|im_end|>\n<|im_start|>assistant\n",
+        "tiny-janus": "<｜begin▁of▁sentence｜><|User|>: <image_placeholder>\nGlaucoma?\n\n<|Assistant|>:",
     }[name]
     assert text == expected
     for word in ("yes", "no", "Yes", "No", " yes", " no", " Yes", " No"):

@@ -70,8 +70,9 @@ def _siglip_gemma3(model, inputs) -> TowerOutput:
     return TowerOutput(list(hidden))
 
 
-def _qwen3_vl(model, inputs) -> TowerOutput:
-    # the blocks' output before the patch merger (the projector); each image's patches are contiguous rows
+def _qwen_vl(model, inputs) -> TowerOutput:
+    # Qwen2-VL, Qwen2.5-VL, Qwen3-VL: the blocks' output before the patch merger (the projector); each image's
+    # patches are contiguous rows (Qwen2.5-VL orders them by attention window within the image)
     grid = inputs["image_grid_thw"]
     out = _inner(model).visual(inputs["pixel_values"], grid_thw=grid, return_dict=True)
     return TowerOutput(list(torch.split(out.last_hidden_state, grid.prod(-1).tolist())))
@@ -86,17 +87,45 @@ def _llava_next(model, inputs) -> TowerOutput:
     views = [image_size_to_num_patches(size, config.image_grid_pinpoints, config.vision_config.image_size)
              for size in inputs["image_sizes"]]
     pixels = inputs["pixel_values"]
-    flat = torch.cat([p[:n] for p, n in zip(pixels, views)]) if pixels.dim() == 5 else pixels
-    out = _inner(model).vision_tower(flat, output_hidden_states=True, return_dict=True)
-    layers = config.vision_feature_layer
-    layers = [layers] if isinstance(layers, int) else list(layers)
-    hidden = torch.cat([out.hidden_states[i] for i in layers], dim=-1)
+    hidden = _clip_hidden(model, torch.cat([p[:n] for p, n in zip(pixels, views)]) if pixels.dim() == 5 else pixels)
     starts = np.cumsum([0] + views[:-1]).tolist()
     cls = hidden[starts, 0]  # the class token of each image's whole-image view
     if config.vision_feature_select_strategy == "default":
         hidden = hidden[:, 1:]
     tokens = [hidden[s:s + n].reshape(-1, hidden.shape[-1]) for s, n in zip(starts, views)]
     return TowerOutput(tokens, cls)
+
+
+def _clip_hidden(model, pixels: torch.Tensor) -> torch.Tensor:
+    """The CLIP hidden state a LLaVA projector reads: layer ``vision_feature_layer`` (several concatenated)."""
+    out = _inner(model).vision_tower(pixels, output_hidden_states=True, return_dict=True)
+    layers = _inner(model).config.vision_feature_layer
+    layers = [layers] if isinstance(layers, int) else list(layers)
+    return torch.cat([out.hidden_states[i] for i in layers], dim=-1)
+
+
+def _llava(model, inputs) -> TowerOutput:
+    # LLaVA-1.5 and its conversions (LLaVA-Med, HuatuoGPT-Vision): one centre-cropped CLIP view per image
+    hidden = _clip_hidden(model, inputs["pixel_values"])
+    default = _inner(model).config.vision_feature_select_strategy == "default"
+    return TowerOutput(list(hidden[:, 1:] if default else hidden), hidden[:, 0])
+
+
+def _internvl(model, inputs) -> TowerOutput:
+    # InternViT's hidden state of vision_feature_layer, whose patch tokens the pixel shuffle and projector read
+    # (one row per image: the presets switch dynamic tiling off)
+    config = _inner(model).config
+    out = _inner(model).vision_tower(pixel_values=inputs["pixel_values"], output_hidden_states=True,
+                                     return_dict=True)
+    layer = config.vision_feature_layer
+    hidden = out.last_hidden_state if layer == -1 else out.hidden_states[layer]
+    default = config.vision_feature_select_strategy == "default"
+    return TowerOutput(list(hidden[:, 1:] if default else hidden), hidden[:, 0])
+
+
+def _janus(model, inputs) -> TowerOutput:
+    # the SigLIP encoder's last hidden state, which Janus's aligner (the projector) reads
+    return TowerOutput(list(_inner(model).vision_model(inputs["pixel_values"], return_dict=True).last_hidden_state))
 
 
 def _llava_width(config) -> int:
@@ -107,8 +136,14 @@ def _llava_width(config) -> int:
 #: ``config.model_type`` -> ``VisionTower``
 VISION_TOWERS = Registry("vision tower")
 VISION_TOWERS.register("gemma3", VisionTower(_siglip_gemma3, ("mean",), "mean"))
-VISION_TOWERS.register("qwen3_vl", VisionTower(_qwen3_vl, ("mean",), "mean"))
+VISION_TOWERS.register("qwen3_vl", VisionTower(_qwen_vl, ("mean",), "mean"))
 VISION_TOWERS.register("llava_next", VisionTower(_llava_next, ("cls", "mean"), "cls", width=_llava_width))
+VISION_TOWERS.register("llava", VisionTower(_llava, ("cls", "mean"), "cls", width=_llava_width))
+# Qwen2-VL's vision_config.hidden_size is the merger's output (the language model's width); its blocks are embed_dim
+VISION_TOWERS.register("qwen2_vl", VisionTower(_qwen_vl, ("mean",), "mean", width=lambda c: c.vision_config.embed_dim))
+VISION_TOWERS.register("qwen2_5_vl", VisionTower(_qwen_vl, ("mean",), "mean"))
+VISION_TOWERS.register("internvl", VisionTower(_internvl, ("mean", "cls"), "mean"))
+VISION_TOWERS.register("janus", VisionTower(_janus, ("mean",), "mean"))
 
 
 def pool(output: TowerOutput, pooling: str) -> torch.Tensor:

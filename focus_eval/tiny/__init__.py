@@ -63,6 +63,11 @@ def _builtin() -> None:
         "tiny-medgemma": "focus_eval.tiny.mllm:TINY_MEDGEMMA",
         "tiny-qwen-vl": "focus_eval.tiny.mllm:TINY_QWEN_VL",
         "tiny-llava-next": "focus_eval.tiny.mllm:TINY_LLAVA_NEXT",
+        "tiny-llava": "focus_eval.tiny.mllm_lineup:TINY_LLAVA",
+        "tiny-qwen2-vl": "focus_eval.tiny.mllm_lineup:TINY_QWEN2_VL",
+        "tiny-qwen2.5-vl": "focus_eval.tiny.mllm_lineup:TINY_QWEN2_5_VL",
+        "tiny-internvl": "focus_eval.tiny.mllm_lineup:TINY_INTERNVL",
+        "tiny-janus": "focus_eval.tiny.mllm_lineup:TINY_JANUS",
     }.items():
         TINY_MODELS.register(name, target)
 

@@ -1,0 +1,155 @@
+"""FunBench's MLLM line-up as presets: every file is a complete configuration with a pinned revision or an
+honest note, the remote-code one is refused without the user's consent, and a tiny offline model of each
+transformers class loads through the same adapter path and scores yes/no questions, option letters and
+vision-tower features."""
+
+import re
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from focus_eval.adapters import load_adapter
+from focus_eval.adapters.mllm import HFMLLMAdapter
+from focus_eval.errors import FocusError
+from focus_eval.presets import load_preset
+from focus_eval.resources import resource_dir
+
+# preset -> (paper name, domain, transformers class or None for remote code only, the tiny model of that class)
+LINE_UP = {
+    "llava-1.5-7b": ("LLaVA-v1.5-7B", "general", "LlavaForConditionalGeneration", "tiny-llava"),
+    "llava-1.6-7b": ("LLaVA-v1.6-7B", "general", "LlavaNextForConditionalGeneration", "tiny-llava-next"),
+    "llava-med-1.5-7b": ("LLaVA-Med-v1.5-7B", "medical", "LlavaForConditionalGeneration", "tiny-llava"),
+    "qwen2-vl-7b": ("Qwen2-VL-7B", "general", "Qwen2VLForConditionalGeneration", "tiny-qwen2-vl"),
+    "qwen2.5-vl-7b": ("Qwen2.5-VL-7B", "general", "Qwen2_5_VLForConditionalGeneration", "tiny-qwen2.5-vl"),
+    "internvl2.5-8b": ("InternVL2.5-8B", "general", "InternVLForConditionalGeneration", "tiny-internvl"),
+    "huatuogpt-vision-7b": ("HuatuoGPT-Vision-7B", "medical", "LlavaForConditionalGeneration", "tiny-llava"),
+    "janus-pro-7b": ("Janus-Pro-7B", "general", "JanusForConditionalGeneration", "tiny-janus"),
+    "qilin-med-vl-chat": ("Qilin-Med-VL-Chat", "medical", None, None),
+}
+# the tiny models added for the line-up, with their class and the pooling their presets name
+TINY = {"tiny-llava": ("LlavaForConditionalGeneration", "cls"),
+        "tiny-qwen2-vl": ("Qwen2VLForConditionalGeneration", "mean"),
+        "tiny-qwen2.5-vl": ("Qwen2_5_VLForConditionalGeneration", "mean"),
+        "tiny-internvl": ("InternVLForConditionalGeneration", "mean"),
+        "tiny-janus": ("JanusForConditionalGeneration", "mean")}
+
+
+@pytest.mark.parametrize("name", sorted(LINE_UP))
+def test_line_up_presets_are_complete(name):
+    paper, domain, _, _ = LINE_UP[name]
+    preset = load_preset(name)
+    HFMLLMAdapter.validate(preset)
+    assert (preset.paper_name, preset.domain, preset.family, preset.adapter) == (paper, domain, "mllm", "hf_mllm")
+    assert preset.methods == ["prompt"] and not preset.untrained and not preset.gated
+    assert preset.licence and preset.description and int(preset.preprocessing["size"]) > 0
+    assert preset.settings["vision_pooling"] in ("cls", "mean")
+    assert preset.settings["large_model"] is False and preset.settings["max_new_tokens"] >= 1
+
+
+@pytest.mark.parametrize("name", sorted(LINE_UP))
+def test_revision_is_pinned_or_says_why_not(name):
+    preset = load_preset(name)
+    text = (resource_dir("models") / f"{name}.yaml").read_text()
+    if preset.revision == "main":
+        assert "not pinned" in preset.description
+        assert "No commit hash" in text  # the file says that none was found, and where it was looked for
+    else:
+        assert re.fullmatch(r"[0-9a-f]{40}", preset.revision)
+        assert "confirm it with the Hub" in text
+
+
+@pytest.mark.parametrize("name", sorted(LINE_UP))
+def test_each_preset_names_an_installed_class_or_needs_remote_code(name):
+    import transformers
+
+    cls, tiny = LINE_UP[name][2:]
+    preset = load_preset(name)
+    if cls is None:
+        assert preset.trust_remote_code and tiny is None
+    else:
+        assert hasattr(transformers, cls) and not preset.trust_remote_code
+        assert load_preset(tiny).settings["vision_pooling"] == preset.settings["vision_pooling"]
+
+
+def test_remote_code_preset_is_refused_without_the_flag():
+    with pytest.raises(FocusError, match=r"'qilin-med-vl-chat' runs code from its model repository; "
+                                         r"pass --trust-remote-code"):
+        load_adapter(load_preset("qilin-med-vl-chat"), "cpu")
+
+
+def test_internvl_presets_keep_one_tile_per_image():
+    for name in ("internvl2.5-8b", "tiny-internvl"):
+        assert load_preset(name).settings["processor"] == {"crop_to_patches": False}
+
+
+def test_qwen_pixel_budget_matches_the_visual_token_cap():
+    for name in ("qwen2-vl-7b", "qwen2.5-vl-7b"):
+        settings = load_preset(name).settings
+        # one visual token per 28 x 28 pixels (14-px patches merged 2 x 2)
+        assert settings["processor"]["size"]["longest_edge"] // (28 * 28) == settings["max_visual_tokens"]
+
+
+# ----- the tiny model of each class, through the real loading path
+
+
+@pytest.fixture(scope="module")
+def adapters(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("FOCUS_CACHE", str(cache))
+        return {name: load_adapter(load_preset(name), "cpu") for name in TINY}
+
+
+def _images(n, seed=0):
+    rng = np.random.default_rng(seed)
+    sizes = [(70, 50), (40, 90), (64, 64)]
+    return [Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)) for w, h in
+            (sizes[i % len(sizes)] for i in range(n))]
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_tiny_model_loads_its_class_and_scores_yes_no(adapters, name):
+    adapter = adapters[name]
+    assert type(adapter.model).__name__ == TINY[name][0] and load_preset(name).untrained
+    images = _images(3)
+    prompts = ["Does this eye show glaucoma? Respond with yes or no."] * 3
+    batched = adapter.score_yes_no(images, prompts)
+    for image, row in zip(images, batched):
+        one = adapter.score_yes_no([image], prompts[:1])[0]
+        assert one["score_norm"] == pytest.approx(row["score_norm"], abs=1e-4)
+        assert 0 < row["p_yes"] < 1 and 0 < row["p_no"] < 1
+    assert len({round(r["score_norm"], 5) for r in batched}) > 1  # the image reaches the answer
+    # several questions on one image, the image encoded once: the numbers of asking one at a time
+    shared = adapter.score_yes_no_multi(images, [[prompts[0], "Is there diabetic retinopathy?"]] * 3)
+    assert [row[0]["score_norm"] for row in shared] == pytest.approx([r["score_norm"] for r in batched], abs=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_tiny_model_scores_option_letters_as_a_direct_forward_pass(adapters, name):
+    adapter = adapters[name]
+    image, prompt = _images(1, seed=4)[0], "Which eye is this?\nA. left eye\nB. right eye\nC. cannot tell"
+    row = adapter.score_options_and_generate_multi([image], [[prompt]], [[["A", "B", "C"]]], max_new_tokens=2)[0][0]
+    assert sum(row["letters"].values()) == pytest.approx(1.0) and 0 < row["letter_mass"] <= 1
+    messages = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": prompt}]}]
+    inputs = adapter.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+                                                   return_dict=True, return_tensors="pt")
+    with torch.no_grad():
+        logits = adapter.model(**inputs).logits[0, -1].float()
+    best = [max(float(logits[i]) for i in adapter._letter_ids(letter).tolist()) for letter in "ABC"]
+    expected = np.exp(best) / np.exp(best).sum()
+    assert [row["letters"][k] for k in "ABC"] == pytest.approx(expected.tolist(), abs=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_tiny_model_vision_tower_features(adapters, name):
+    encoder = adapters[name].image_encoder()
+    assert encoder.pooling == TINY[name][1]
+    pixels = torch.stack([encoder.transform(image) for image in _images(3, seed=7)])
+    features = encoder.embed_images(pixels)
+    assert features.dtype == torch.float32 and tuple(features.shape) == (3, encoder.embed_dim)
+    # one image at a time gives the same vectors, and different images give different ones
+    alone = torch.cat([encoder.embed_images(pixels[i:i + 1]) for i in range(3)])
+    assert torch.allclose(features, alone, atol=1e-4)
+    assert not torch.allclose(features[0], features[1], atol=1e-3)
