@@ -354,10 +354,12 @@ class MLLMScorer:
     def _tower(self, image_batch: dict[str, Any]):
         import inspect
 
-        accepted = inspect.signature(self.model.get_image_features).parameters
+        # Janus keeps get_image_features on its multimodal core only
+        features = getattr(self.model, "get_image_features", None) or self.model.model.get_image_features
+        accepted = inspect.signature(features).parameters
         args = {k: v for k, v in image_batch.items() if k in accepted}
         with torch.inference_mode():
-            return self.model.get_image_features(**args, return_dict=True)
+            return features(**args, return_dict=True)
 
     @torch.inference_mode()
     def _decode(self, inputs: dict[str, Any], max_new_tokens: int, encoder_outputs=None,
