@@ -9,6 +9,8 @@ Definitions (per class k: sensitivity = TP/(TP+FN), specificity = TN/(TN+FP)):
 - funbench_f1: FunBench's F1, the harmonic mean of sensitivity and specificity, averaged over the classes
   present among the labels; where a class has no negatives its specificity is undefined and its F1 is its
   sensitivity; two zeros give 0.
+  A task whose labels hold one class only (FunBench L1a: every image is a fundus image) thus scores the
+  share of rows answered with that class, its accuracy, and its random guess is 1 / options.
 - accuracy: share of rows whose predicted class (single answer) or predicted set (multi answer) is exactly right.
 - macro_precision, macro_recall, macro_f1: means over the classes that occur among labels or predictions, with
   scikit-learn's zero_division=0 (precision 0 for a class never predicted, recall 0 for one never present).
