@@ -126,20 +126,24 @@ def test_tiny_model_loads_its_class_and_scores_yes_no(adapters, name):
     assert [row[0]["score_norm"] for row in shared] == pytest.approx([r["score_norm"] for r in batched], abs=1e-4)
 
 
-@pytest.mark.parametrize("name", sorted(TINY))
-def test_tiny_model_scores_option_letters_as_a_direct_forward_pass(adapters, name):
-    adapter = adapters[name]
-    image, prompt = _images(1, seed=4)[0], "Which eye is this?\nA. left eye\nB. right eye\nC. cannot tell"
-    row = adapter.score_options_and_generate_multi([image], [[prompt]], [[["A", "B", "C"]]], max_new_tokens=2)[0][0]
-    assert sum(row["letters"].values()) == pytest.approx(1.0) and 0 < row["letter_mass"] <= 1
-    messages = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": prompt}]}]
-    inputs = adapter.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=True,
+def _plain_letter_shares(adapter, image, prompt: str, letters: str) -> list[float]:
+    """The letters' shares from one plain forward pass on the chat template's own tokenisation of the turn."""
+    turn = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": prompt}]}]
+    inputs = adapter.processor.apply_chat_template(turn, add_generation_prompt=True, tokenize=True,
                                                    return_dict=True, return_tensors="pt")
     with torch.no_grad():
-        logits = adapter.model(**inputs).logits[0, -1].float()
-    best = [max(float(logits[i]) for i in adapter._letter_ids(letter).tolist()) for letter in "ABC"]
-    expected = np.exp(best) / np.exp(best).sum()
-    assert [row["letters"][k] for k in "ABC"] == pytest.approx(expected.tolist(), abs=1e-4)
+        last = adapter.model(**inputs).logits[0, -1].float()
+    return torch.softmax(torch.stack([last[adapter._letter_ids(k)].max() for k in letters]), dim=0).tolist()
+
+
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_tiny_model_scores_option_letters_as_a_plain_forward_pass(adapters, name):
+    adapter = adapters[name]
+    image, prompt = _images(1, seed=4)[0], "Which eye is this?\nA. left eye\nB. right eye\nC. cannot tell"
+    row = adapter.score_options_and_generate_multi([image], [[prompt]], [[list("ABC")]], max_new_tokens=2)[0][0]
+    assert sum(row["letters"].values()) == pytest.approx(1.0) and 0 < row["letter_mass"] <= 1
+    assert [row["letters"][k] for k in "ABC"] == pytest.approx(_plain_letter_shares(adapter, image, prompt, "ABC"),
+                                                               abs=1e-4)
 
 
 @pytest.mark.parametrize("name", sorted(TINY))
