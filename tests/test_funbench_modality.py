@@ -12,7 +12,7 @@ from focus_eval.data.records import ImageRecord
 from focus_eval.metrics.classes import ClassArrays, class_metrics, confusion, random_guess
 from focus_eval.task import TaskIndex
 
-DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc")
+DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions")
 
 
 @pytest.fixture(scope="module")

@@ -23,7 +23,8 @@ SHIPPED = {
     "funbench_l4c_dr_grading_messidor2",
 }
 SHIPPED |= {f"funbench_{code}_modality_{d}" for code in ("l1a", "l1b")
-            for d in ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc")}
+            for d in ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr",
+                      "retinal_lesions")}
 SHIPPED |= {"funbench_l2b_laterality_oia_odir", "funbench_l2b_laterality_deepdrid",
             "funbench_l4a_normal_abnormal_oia_odir", "funbench_l4a_normal_abnormal_octdl",
             "funbench_l4a_normal_abnormal_oct2017", "funbench_l4b_conditions_oia_odir",
