@@ -29,6 +29,12 @@ SHIPPED |= {"funbench_l2b_laterality_oia_odir", "funbench_l2b_laterality_deepdri
             "funbench_l4a_normal_abnormal_oia_odir", "funbench_l4a_normal_abnormal_octdl",
             "funbench_l4a_normal_abnormal_oct2017", "funbench_l4b_conditions_oia_odir",
             "funbench_l4b_conditions_octdl", "funbench_l4b_conditions_oct2017", "funbench_l4c_dr_grading_deepdrid"}
+LESIONS = ("microaneurysm", "hemorrhage", "hard_exudate", "cotton_wool_spot")
+SHIPPED |= {f"funbench_{code}_{lesion}_{d}" for lesion in LESIONS for d in ("ddr", "idrid_seg", "retinal_lesions")
+            for code in ("l3a", "l3c", "l3d")} | {f"funbench_l3b_{lesion}_idrid_seg" for lesion in LESIONS}
+SHIPPED |= {"funbench_l2a_fovea_position_idrid_loc", "funbench_l2b_laterality_idrid_loc",
+            "funbench_l2b_laterality_retinal_lesions", "funbench_l4c_dr_grading_ddr",
+            "funbench_l4c_dr_grading_retinal_lesions"}
 SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synth_desktop",
          "funbench_l4a_normal_abnormal_synth_desktop", "funbench_l4b_conditions_synth_desktop",
          "funbench_l4c_dr_grading_synth_desktop"}
