@@ -29,10 +29,10 @@ EXPECTED = [
     ("regular/301_r1", "regular/301", "val", "cfp", "right", 1, 1, "adequate"),
     ("regular/302_l1", "regular/302", "val", "cfp", "left", 4, 1, "inadequate"),
     ("regular/302_r1", "regular/302", "val", "cfp", "right", 4, 1, "adequate"),
-    ("regular/347_l1", "regular/347", "test", "cfp", "left", 0, 0, None),
-    ("regular/347_r1", "regular/347", "test", "cfp", "right", 0, 0, None),
-    ("regular/353_l1", "regular/353", "test", "cfp", "left", 2, 1, None),
-    ("regular/353_r1", "regular/353", "test", "cfp", "right", 3, 1, None),
+    ("regular/347_l1", "regular/347", "test", "cfp", "left", 0, 0, "adequate"),
+    ("regular/347_r1", "regular/347", "test", "cfp", "right", 0, 0, "inadequate"),
+    ("regular/353_l1", "regular/353", "test", "cfp", "left", 2, 1, "adequate"),
+    ("regular/353_r1", "regular/353", "test", "cfp", "right", 3, 1, "adequate"),
     ("uwf/1_r1", "uwf/1", "train", "uwf", "right", 0, 0, None),
     ("uwf/1_l2", "uwf/1", "train", "uwf", "left", 0, 0, None),
     ("uwf/2_r1", "uwf/2", "train", "uwf", "right", 3, 1, None),
@@ -70,6 +70,13 @@ def test_uwf_pictures_are_wide_and_regular_ones_come_from_the_image_callable(fol
     uwf = Image.open(folder / "ultra-widefield_images/ultra-widefield-training/Images/1/1_r1.jpg")
     assert regular.size == (32, 32)
     assert uwf.size[0] > uwf.size[1]
+
+
+def test_evaluation_quality_is_optional(folder):
+    (folder / "regular_fundus_images/Online-Challenge1&2-Evaluation/Challenge2_labels.xlsx").unlink()
+    load = deepdrid.read(folder)
+    assert {r.quality for r in load.split("test")} == {None}
+    assert load.by_id()["regular/353_r1"].dr_grade == 3
 
 
 def test_an_evaluation_folder_without_labels_is_not_read(folder):

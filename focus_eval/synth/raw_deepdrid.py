@@ -35,8 +35,8 @@ REGULAR_ROWS = {
               ("3_l1", 1, 1, None), ("3_r1", 0, None, 0), ("4_l1", 1, 3, None), ("4_r1", 1, 4, None)],
     "val": [("301_l1", 1, 0, None), ("301_r1", 1, None, 1), ("302_l1", 0, 4, None), ("302_r1", 1, None, 4)],
 }
-# the evaluation part: (image id, DR_Level)
-REGULAR_TEST = [("347_l1", 0), ("347_r1", 0), ("353_l1", 2), ("353_r1", 3)]
+# the evaluation part: (image id, DR_Levels of Challenge1_labels, Overall quality of Challenge2_labels)
+REGULAR_TEST = [("347_l1", 0, 1), ("347_r1", 0, 0), ("353_l1", 2, 1), ("353_r1", 3, 1)]
 # split -> (image id, DR_level, position); 5 is ungradable
 UWF_ROWS = {
     "train": [("1_r1", 0, "right_eye"), ("1_l2", 0, "left_eye"), ("2_r1", 3, "right_eye"), ("2_l12", 5, "left_eye")],
@@ -59,10 +59,12 @@ def write(folder: Path, seed: int, image: ImageFn) -> None:
             _regular_picture(image, seed, base, image_id, grade, quality)
         (base / f"{base.name}.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
     test = root / FOLDERS[("regular", "test")]
-    _workbook(test / "Challenge1_labels.xlsx", ["image_id", "DR_Level"], REGULAR_TEST)
-    (test / "Challenge1_upload.csv").write_text("image_id,DR_Level\n" + "".join(f"{i},\n" for i, _ in REGULAR_TEST))
-    for image_id, grade in REGULAR_TEST:
-        _regular_picture(image, seed, test, image_id, grade, 1)
+    _workbook(test / "Challenge1_labels.xlsx", ["image_id", "DR_Levels"], [(i, g) for i, g, _ in REGULAR_TEST])
+    _workbook(test / "Challenge2_labels.xlsx", ["image_id", "Overall quality", "Artifact", "Clarity", "Field definition"],
+              [(i, q, 0, 8, 8) for i, _, q in REGULAR_TEST])
+    (test / "Challenge1_upload.csv").write_text("image_id,DR_Level\n" + "".join(f"{i},\n" for i, _, _ in REGULAR_TEST))
+    for image_id, grade, quality in REGULAR_TEST:
+        _regular_picture(image, seed, test, image_id, grade, quality)
     _write_uwf(root, seed)
 
 
@@ -82,7 +84,7 @@ def _write_uwf(root: Path, seed: int) -> None:
         base = root / FOLDERS[("uwf", split)]
         base.mkdir(parents=True, exist_ok=True)
         if split == "test":
-            _workbook(base / "Challenge3_labels.xlsx", ["image_id", "DR_level"], [(i, g) for i, g, _ in rows])
+            _workbook(base / "Challenge3_labels.xlsx", ["image_id", "UWF_DR_Levels"], [(i, g) for i, g, _ in rows])
         else:
             lines = ["patient_id,image_id,image_path,DR_level,position"]
             lines += [f"{i.split('_')[0]},{i},{base.name}\\{i.split('_')[0]}\\{i}.jpg,{g},{p}" for i, g, p in rows]

@@ -3,7 +3,7 @@ ultra-wide-field (UWF) images of diabetic patients, each part in three folders a
 
     regular_fundus_images/regular-fundus-training/{regular-fundus-training.csv, Images/<patient>/<id>.jpg}
     regular_fundus_images/regular-fundus-validation/{regular-fundus-validation.csv, Images/...}
-    regular_fundus_images/Online-Challenge1&2-Evaluation/{Challenge1_labels.xlsx, Images/...}
+    regular_fundus_images/Online-Challenge1&2-Evaluation/{Challenge1_labels.xlsx, Challenge2_labels.xlsx, Images/...}
     ultra-widefield_images/ultra-widefield-training/{ultra-widefield-training.csv, Images/...}
     ultra-widefield_images/ultra-widefield-validation/{ultra-widefield-validation.csv, Images/...}
     ultra-widefield_images/Online-Challenge3-Evaluation/{Challenge3_labels.xlsx, Images/...}
@@ -17,8 +17,9 @@ cohorts, so patient ids are kept apart (``regular/12``, ``uwf/12``). Regular row
 pictured eye in ``left_eye_DR_Level`` or ``right_eye_DR_Level`` (the other is empty); laterality comes from
 the image id's ``l``/``r``. Where the filled column names the other eye than the id, the grade is kept and the
 laterality left unknown (a warning lists them). UWF rows give ``DR_level`` (5 = ungradable -> no grade) and
-``position`` (left_eye/right_eye). ``Overall quality`` 1 -> adequate, 0 -> inadequate. ICDR grade 0-4 ->
-dr_grade and dr (grade >= 1).
+``position`` (left_eye/right_eye). The evaluation workbooks give ``DR_Levels`` (regular) and ``UWF_DR_Levels``;
+the regular one's quality comes from ``Challenge2_labels.xlsx`` beside it. ``Overall quality`` 1 -> adequate,
+0 -> inadequate. ICDR grade 0-4 -> dr_grade and dr (grade >= 1).
 """
 
 from __future__ import annotations
@@ -52,19 +53,21 @@ class Part:
     kind: str  # "regular" or "uwf"
     split: str
     folder: str
-    label_file: str
+    label_files: tuple[str, ...]  # the names the labels file goes by, the first one found is read
+    quality_file: str | None = None  # a workbook beside it giving the quality of the same image ids
 
 
 PARTS = (
-    Part("regular", "train", "regular-fundus-training", "regular-fundus-training.csv"),
-    Part("regular", "val", "regular-fundus-validation", "regular-fundus-validation.csv"),
-    Part("regular", "test", "Online-Challenge1&2-Evaluation", "Challenge1_labels.xlsx"),
-    Part("uwf", "train", "ultra-widefield-training", "ultra-widefield-training.csv"),
-    Part("uwf", "val", "ultra-widefield-validation", "ultra-widefield-validation.csv"),
-    Part("uwf", "test", "Online-Challenge3-Evaluation", "Challenge3_labels.xlsx"),
+    Part("regular", "train", "regular-fundus-training", ("regular-fundus-training.csv",)),
+    Part("regular", "val", "regular-fundus-validation", ("regular-fundus-validation.csv",)),
+    Part("regular", "test", "Online-Challenge1&2-Evaluation", ("Challenge1_labels.xlsx", "Challenge1_labels.csv"),
+         quality_file="Challenge2_labels.xlsx"),
+    Part("uwf", "train", "ultra-widefield-training", ("ultra-widefield-training.csv",)),
+    Part("uwf", "val", "ultra-widefield-validation", ("ultra-widefield-validation.csv",)),
+    Part("uwf", "test", "Online-Challenge3-Evaluation", ("Challenge3_labels.xlsx", "Challenge3_labels.csv")),
 )
 MODALITY = {"regular": "cfp", "uwf": "uwf"}
-COLUMNS = {"image": ("image_id",), "patient": ("patient_id",), "grade": ("DR_Level", "DR_grade"),
+COLUMNS = {"image": ("image_id",), "patient": ("patient_id",), "grade": ("DR_Level", "DR_Levels", "UWF_DR_Levels"),
            "left": ("left_eye_DR_Level",), "right": ("right_eye_DR_Level",), "quality": ("Overall quality",),
            "position": ("position",)}
 OPTIONAL = ("patient", "grade", "left", "right", "quality", "position")
@@ -73,8 +76,8 @@ IMAGE_ID = re.compile(r"^(\d+)_([lr])\d+$", re.IGNORECASE)
 QUALITY = {"1": "adequate", "0": "inadequate"}
 POSITION = {"left_eye": "left", "right_eye": "right"}
 LABEL_RULES = {
-    "dr_grade": "regular: the filled eye column (left_eye_DR_Level / right_eye_DR_Level), or DR_Level; "
-                "UWF: DR_level, 5 (ungradable) -> none",
+    "dr_grade": "regular: the filled eye column (left_eye_DR_Level / right_eye_DR_Level), or DR_Levels; "
+                "UWF: DR_level or UWF_DR_Levels, 5 (ungradable) -> none",
     "laterality": "the l/r of the image id (UWF: position); unknown where the filled eye column names the other eye",
     "quality": "Overall quality 1 -> adequate, 0 -> inadequate",
 }
@@ -87,10 +90,10 @@ def read(folder: Path) -> DatasetLoad:
     load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=[])
     label_files, swapped = {}, []
     for part in PARTS:
-        found = find_files(folder, [part.label_file])
+        found = find_files(folder, list(part.label_files))
         if not found:
             if part.split == "test" and _has_folder(folder, part):
-                load.warnings.append(f"{part.folder} has no {part.label_file}; its images are not read")
+                load.warnings.append(f"{part.folder} has no {part.label_files[0]}; its images are not read")
             continue
         label_files[f"{part.kind}/{part.split}"] = found[0].relative_to(folder).as_posix()
         _read_part(load, folder, part, found[0], swapped)
@@ -114,8 +117,11 @@ def _read_part(load: DatasetLoad, folder: Path, part: Part, label_file: Path, sw
     reader = read_xlsx_rows if label_file.suffix.lower() == ".xlsx" else read_csv_rows
     headers, rows = reader(label_file)
     found = resolve_columns(headers, COLUMNS, label_file, optional=OPTIONAL)
+    if part.quality_file and (label_file.parent / part.quality_file).is_file():
+        found["quality"] = _merge_quality(label_file.parent / part.quality_file, rows, found["image"])
     if "grade" not in found and not {"left", "right"} <= set(found):
-        raise DataError("no grade column: expected DR_Level, or left_eye_DR_Level and right_eye_DR_Level",
+        raise DataError("no grade column: expected DR_Level (DR_Levels, UWF_DR_Levels), or left_eye_DR_Level and "
+                        "right_eye_DR_Level",
                         file=str(label_file))
 
     def listed(row: dict) -> Listed:
@@ -134,6 +140,17 @@ def _read_part(load: DatasetLoad, folder: Path, part: Part, label_file: Path, sw
         return Listed(f"{image}.jpg", f"{part.kind}/{image}", line, fields)
 
     read_rows(load, ImageMatcher(folder, label_file, label_file.parent / "Images", recursive=True), rows, listed)
+
+
+def _merge_quality(path: Path, rows: list[dict], image_column: str) -> str:
+    """Copy each image's ``Overall quality`` from the workbook at ``path`` into ``rows``; returns the column."""
+    headers, quality_rows = read_xlsx_rows(path)
+    found = resolve_columns(headers, {"image": ("image_id",), "quality": ("Overall quality",)}, path)
+    by_image = {clean_id(r[found["image"]], path, r["__row__"], found["image"]): r[found["quality"]]
+                for r in quality_rows}
+    for row in rows:
+        row[found["quality"]] = by_image.get(row[image_column])
+    return found["quality"]
 
 
 def _grade_and_eye(row: dict, found: dict, label_file: Path, line: int, letter: str) -> dict:
