@@ -34,8 +34,8 @@ CLASSES = ("AMD", "DME", "ERM", "NO", "RAO", "RVO", "VID")
 COLUMNS = {"file": ("file_name",), "disease": ("disease",), "patient": ("patient_id",),
            "subcategory": ("subcategory",), "eye": ("eye",), "sex": ("sex",)}
 OPTIONAL = ("subcategory", "eye", "sex")
-EYES = {"OD": "right", "OS": "left", "right": "right", "left": "left"}
-SEXES = {"M": "male", "F": "female", "male": "male", "female": "female"}
+EYES = {"OD": "right", "OS": "left", "R": "right", "L": "left", "right": "right", "left": "left"}
+SEXES = {"M": "male", "F": "female", "male": "male", "female": "female"}  # any case
 LABEL_RULES = {
     "abnormal": "disease NO -> 0; AMD, DME, ERM, RAO, RVO, VID -> 1",
     "conditions": "the disease code (one per image); NO -> normal",
