@@ -140,7 +140,9 @@ def select_presets(spec: str | None) -> list:
             raise FocusError(f"--models: no preset matches {unmatched[0]!r}{suggest(unmatched[0], names)}")
         presets = [load_preset(n) for n in dict.fromkeys(n for found in wanted.values() for n in found)]
     else:
-        presets = [p for p in list_presets() if not p.untrained and p.name not in DEMO_ONLY]
+        # a model behind a paid API (openai_chat) runs only when named: a default grid never sends images out
+        presets = [p for p in list_presets() if not p.untrained and p.name not in DEMO_ONLY
+                   and p.adapter != "openai_chat"]
     return sorted(presets, key=lambda p: (FAMILY_ORDER[p.family], p.name))
 
 
