@@ -1,7 +1,7 @@
 """Small procedural pictures of the two non-fundus-photograph modalities the miniature layouts need: an OCT
 B-scan (a greyscale speckled cross-section whose retina is a stack of bright and dark layers along a curve with
-a foveal dip) and an ultra-wide-field image (a wide, green-red pseudo-colour retina with a small disc, vessel
-arcs and eyelash shadows at the top and bottom edges). Deterministic for a seed, fast, and plain enough for
+a foveal dip) and an ultra-wide-field image (a wide, green-red pseudo-colour retina with a small disc, vessels
+and eyelash shadows at the top and bottom edges). Deterministic for a seed, fast, and plain enough for
 tests to tell apart from a colour fundus photograph by their statistics."""
 
 from __future__ import annotations
@@ -22,13 +22,14 @@ def oct_bscan(seed: int, width: int = 128, height: int = 64) -> Image.Image:
     centre = width * rng.uniform(0.4, 0.6)
     curve = 0.25 * height + rng.uniform(-3, 3) + 6e-4 * (x - width / 2) ** 2
     dip = rng.uniform(3, 6) * np.exp(-((x - centre) / (0.08 * width)) ** 2)
-    top = curve + dip
     rows = np.arange(height)[:, None]
-    depth = rows - top[None, :]
     picture = np.full((height, width), 0.05)
     for offset, thickness, brightness in OCT_LAYERS:
+        # the foveal pit deepens the inner layers; the outer ones (photoreceptors, pigment epithelium) stay level
+        depth = rows - (curve + dip * (1 - offset / 20))[None, :]
         band = (depth >= offset) & (depth < offset + thickness)
         picture = np.where(band, brightness, picture)
+    depth = rows - curve[None, :]
     choroid = (depth >= 22) & (depth < 34)
     picture = np.where(choroid, 0.3 * np.exp(-(depth - 22) / 8), picture)
     speckle = rng.gamma(shape=2.0, scale=0.5, size=picture.shape)
@@ -38,7 +39,7 @@ def oct_bscan(seed: int, width: int = 128, height: int = 64) -> Image.Image:
 
 def uwf_image(seed: int, width: int = 144, height: int = 96) -> Image.Image:
     """An RGB ultra-wide-field picture: the retina fills a wide ellipse of nearly the whole frame in green-red
-    pseudo-colour, with a small bright disc near the centre, dark vessel arcs leaving it, and dark eyelash
+    pseudo-colour, with a small bright disc near the centre, dark wavy vessels leaving it, and dark eyelash
     shadows along the top and bottom edges."""
     rng = np.random.default_rng(seed)
     picture = Image.new("RGB", (width, height), (8, 10, 6))
@@ -46,12 +47,12 @@ def uwf_image(seed: int, width: int = 144, height: int = 96) -> Image.Image:
     draw.ellipse((-0.04 * width, 0.02 * height, 1.04 * width, 0.98 * height),
                  fill=(int(rng.integers(150, 190)), int(rng.integers(120, 150)), 40))
     cx, cy = width * rng.uniform(0.42, 0.58), height * rng.uniform(0.45, 0.55)
-    for sign in (-1, 1):  # the upper and lower arcades
-        for spread in (0.18, 0.3):
-            box = (cx - spread * width, cy - sign * 0.02 * height - spread * height,
-                   cx + spread * width, cy - sign * 0.02 * height + spread * height)
-            start, end = (200, 340) if sign < 0 else (20, 160)
-            draw.arc(box, start, end, fill=(90, 40, 20), width=1)
+    for angle in np.linspace(0, 2 * np.pi, 9)[:-1] + rng.uniform(-0.3, 0.3, 8):  # vessels leaving the disc
+        steps = np.arange(1, 12)[:, None]
+        bend = np.cumsum(rng.normal(0, 0.12, 11))
+        xs = cx + steps[:, 0] * 0.045 * width * np.cos(angle + bend)
+        ys = cy + steps[:, 0] * 0.05 * height * np.sin(angle + bend)
+        draw.line([(cx, cy)] + list(zip(xs.tolist(), ys.tolist())), fill=(110, 45, 20), width=1)
     r = 0.025 * width
     draw.ellipse((cx - r, cy - r, cx + r, cy + r), fill=(235, 225, 150))
     for edge in (0.0, 1.0):  # eyelashes: dark strokes reaching into the frame from the top and bottom
