@@ -1,7 +1,8 @@
 """Miniature OCTDL in its raw layout: ``OCTDL/<CLASS>/<file_name>.jpg`` B-scans of the seven classes and
 ``OCTDL_labels.csv`` beside the folder (``file_name`` without extension, ``disease``, ``subcategory``,
 ``condition``, ``patient_id``, ``eye`` OD/OS, ``sex``, ``year``); patients with several B-scans, one patient with
-scans of two classes, and one label row whose image is missing.
+scans of two classes, and one label row whose image is missing. The patients are chosen so that the seeded
+patient split puts normal and abnormal scans in both val and test.
 
 Labels and file names are fixed (tests state them by hand); ``seed`` only varies the pictures, drawn by
 ``focus_eval.synth.modalities.oct_bscan``.
@@ -24,7 +25,10 @@ ROWS = [
     ("no_1007_1", "NO", "", 7, "OD", "M"), ("no_1007_2", "NO", "", 7, "OS", "M"),
     ("no_1008_1", "NO", "", 8, "OS", "F"), ("no_1009_1", "NO", "", 9, "OD", "M"),
     ("rao_1010_1", "RAO", "", 10, "OS", "M"), ("rvo_1011_1", "RVO", "BRVO", 11, "OD", "F"),
-    ("vid_1012_1", "VID", "MH", 12, "OS", "M"),
+    ("vid_1012_1", "VID", "MH", 12, "OS", "M"), ("vid_1013_1", "VID", "VMT", 13, "OD", "F"),
+    ("no_1020_1", "NO", "", 20, "OS", "F"), ("no_1015_1", "NO", "", 15, "OD", "M"),
+    ("amd_1016_1", "AMD", "Drusen", 16, "OD", "M"), ("dme_1017_1", "DME", "", 17, "OS", "F"),
+    ("rvo_1018_1", "RVO", "CRVO", 18, "OS", "M"), ("no_1021_1", "NO", "", 21, "OD", "F"),
 ]
 MISSING = {"vid_1012_1"}
 
