@@ -389,6 +389,11 @@ class Runner:
         adapter = self.load_adapter()
         # a multimodal LLM's vision tower serves as its encoder (ve_probe)
         adapter = adapter.image_encoder() if hasattr(adapter, "image_encoder") else adapter
+        if not hasattr(adapter, "embed_images"):
+            for u in units:
+                self.fail_unit(u, f"model {self.preset.name!r} (adapter {self.preset.adapter}) exposes no image "
+                                  f"encoder for {u.method}")
+            return None
         needed: dict[str, Any] = {}
         for u in units:
             for split in self.methods[u.method].splits:
