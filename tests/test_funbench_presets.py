@@ -157,3 +157,26 @@ def test_tiny_model_vision_tower_features(adapters, name):
     alone = torch.cat([encoder.embed_images(pixels[i:i + 1]) for i in range(3)])
     assert torch.allclose(features, alone, atol=1e-4)
     assert not torch.allclose(features[0], features[1], atol=1e-3)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["tiny-internvl", "tiny-janus"])
+def test_the_three_funbench_modes_run_offline_on_the_classes_that_need_care(tmp_path, monkeypatch, name):
+    """InternVL (one tile per image) and Janus (its vision tower on the multimodal core) through the runner."""
+    from focus_eval.cli import main
+    from focus_eval.results.schema import read_jsonl, validate_result_dict
+    from focus_eval.synth.datasets import write_synthetic
+
+    monkeypatch.setenv("FOCUS_CACHE", str(tmp_path / "focus-cache"))
+    write_synthetic(tmp_path / "data", n=40, seed=2)
+    tasks = ["funbench_l2b_laterality_synth_desktop", "funbench_l4c_dr_grading_synth_desktop"]
+    methods = ["ve_probe", "knowledge_prompt", "multiple_choice"]
+    assert main(["--model", name, "--methods", ",".join(methods), "--tasks", ",".join(tasks), "--data-root",
+                 str(tmp_path / "data"), "--output-path", str(tmp_path / "out"), "--cache-dir",
+                 str(tmp_path / "cache"), "--n-boot", "20", "--no-progress", "--num-workers", "0",
+                 "--batch-size", "4"]) == 0
+    rows = [r for r in read_jsonl(tmp_path / "out" / name / "results.jsonl") if r.get("kind") != "group"]
+    assert sorted((r["task"], r["method"]) for r in rows) == sorted((t, m) for t in tasks for m in methods)
+    for row in rows:
+        validate_result_dict(row)
+        assert row["n"] > 0
