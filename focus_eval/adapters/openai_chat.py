@@ -135,7 +135,7 @@ class Endpoint:
         req = urlrequest.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
         where = f"POST {urlsplit(url).netloc}{urlsplit(url).path}"
         try:
-            with urlrequest.urlopen(req, timeout=self.timeout) as response:
+            with self._opener().open(req, timeout=self.timeout) as response:
                 payload = response.read()
         except urlerror.HTTPError as exc:
             raise self._http_failure(exc, where) from None
@@ -146,6 +146,13 @@ class Endpoint:
             return json.loads(payload)
         except json.JSONDecodeError:
             raise RequestFailed(f"{where}: the answer is not JSON ({payload[:80]!r})") from None
+
+    def _opener(self):
+        """urllib's opener; a server on this machine (``focus-eval serve``) is reached directly, never through
+        an HTTP proxy set in the environment."""
+        if urlsplit(self.base_url).hostname in ("127.0.0.1", "localhost", "::1"):
+            return urlrequest.build_opener(urlrequest.ProxyHandler({}))
+        return urlrequest.build_opener()
 
     def _http_failure(self, exc: urlerror.HTTPError, where: str) -> RequestFailed:
         try:
