@@ -70,7 +70,7 @@ def read(folder: Path) -> DatasetLoad:
         name = with_extension(clean_id(row[columns["image"]], label_file, line, columns["image"]), ".jpg")
         stem = Path(name).stem
         grade = parse_grade(row[columns["grade"]], range(5), label_file, line, columns["grade"])
-        kaggle = parse_grade(row.get(columns.get("kaggle")), range(5), label_file, line, "kaggle label") \
+        kaggle = parse_grade(row[columns["kaggle"]], range(5), label_file, line, columns["kaggle"]) \
             if "kaggle" in columns else None
         patient, _, eye = stem.rpartition("_")
         return Listed(name, stem, line, dict(
