@@ -231,6 +231,7 @@ def print_summary(report) -> None:
         shown = "-" if value is None else f"{value:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
         print(f"group {g['group']:<22} {g['method']:<13} mean {name} {shown} over {len(g['tasks'])} task(s)")
     print(f"results: {report.model_dir / 'results.jsonl'}  (finished {len(report.finished)}, "
-          f"already done {len(report.skipped)}, failed {len(report.failed)})")
+          f"already done {len(report.skipped)}, failed {len(report.failed)}, "
+          f"skipped by their task {len(report.skipped_by_task)})")
     for stem, reason in report.failed.items():
         print(f"failed: {stem}: {reason}", file=sys.stderr)
