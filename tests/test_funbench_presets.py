@@ -84,6 +84,23 @@ def test_internvl_presets_keep_one_tile_per_image():
         assert load_preset(name).settings["processor"] == {"crop_to_patches": False}
 
 
+def test_llava_conversions_state_their_processor_and_huatuogpt_its_turn_format(tmp_path):
+    from focus_eval.tiny import build_tiny
+
+    for name in ("llava-med-1.5-7b", "huatuogpt-vision-7b"):
+        settings = load_preset(name).settings
+        # CLIP ViT-L/14 at 336 px: 24 x 24 patch tokens, the class token dropped
+        assert (336 // settings["processor"]["patch_size"]) ** 2 == settings["max_visual_tokens"] == 576
+        assert settings["processor"]["vision_feature_select_strategy"] == "default"
+    # the template reaches the processor of the same class through the preset's processor settings
+    template = load_preset("huatuogpt-vision-7b").settings["processor"]["chat_template"]
+    folder = build_tiny("tiny-llava", tmp_path / "llava")
+    adapter = load_adapter(load_preset("tiny-llava", {"source": str(folder), "processor.chat_template": template}))
+    assert adapter.chat_text("Glaucoma?") == "<|user|>\n<image>\nGlaucoma?\n<|assistant|>\n"
+    assert adapter.chat_text("Glaucoma?", image=False) == "<|user|>\nGlaucoma?\n<|assistant|>\n"
+    assert 0 < adapter.score_yes_no(_images(1), ["Glaucoma? yes or no"])[0]["score_norm"] < 1
+
+
 def test_qwen_pixel_budget_matches_the_visual_token_cap():
     for name in ("qwen2-vl-7b", "qwen2.5-vl-7b"):
         settings = load_preset(name).settings
