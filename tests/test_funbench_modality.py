@@ -87,3 +87,28 @@ def test_funbench_f1_of_a_perfect_single_class_answer_is_one():
     arrays = ClassArrays.from_samples(single_class_rows([0, 0, 0]), 4)
     metrics, _ = class_metrics(arrays, np.ones((1, arrays.n)))
     assert metrics["funbench_f1"] == 1.0 and metrics["macro_f1"] == 1.0
+
+
+@pytest.mark.slow
+def test_a_tiny_mllm_runs_the_octdl_tasks_in_every_mode_on_the_miniature_layout(tmp_path):
+    import json
+
+    from focus_eval.cli import main
+    from focus_eval.synth.layouts import write_layout
+
+    data = tmp_path / "data"
+    for name in ("oia_odir", "deepdrid", "octdl", "oct2017"):
+        write_layout(name, data / name, seed=0)
+    assert main(["datasets", "check", "--data-root", str(data), "oia_odir", "deepdrid", "octdl", "oct2017"]) == 0
+    assert main(["--model", "tiny-medgemma", "--tasks", "funbench_*_octdl", "--data-root", str(data),
+                 "--methods", "multiple_choice,ve_probe,knowledge_prompt", "-o", str(tmp_path / "out"),
+                 "--no-progress"]) == 0
+    lines = [json.loads(line) for line in (tmp_path / "out/tiny-medgemma/results.jsonl").read_text().splitlines()]
+    scored = {(line["task"], line["method"]) for line in lines}
+    assert scored == {("funbench_l1a_modality_octdl", "multiple_choice"),
+                      ("funbench_l1b_modality_octdl", "multiple_choice"),
+                      ("funbench_l4a_normal_abnormal_octdl", "multiple_choice"),
+                      ("funbench_l4a_normal_abnormal_octdl", "ve_probe"),
+                      *{("funbench_l4b_conditions_octdl", m) for m in ("multiple_choice", "ve_probe", "knowledge_prompt")}}
+    coarse = next(line for line in lines if line["task"] == "funbench_l1a_modality_octdl")
+    assert coarse["n_pos"] == 0 and coarse["extra"]["random_guess"]["funbench_f1"] == pytest.approx(0.25)
