@@ -99,6 +99,18 @@ def test_option_letter_probabilities_over_http_equal_the_in_process_adapter(serv
     assert all(sum(row["letters"].values()) == pytest.approx(1.0) for row in short)
 
 
+def test_text_only_questions_over_http_equal_the_in_process_adapter(served, local):
+    remote = _remote(served, **EXACT)
+    prompts = ["A fundus with microaneurysms only.\nWhich grade?\nA. none\nB. mild\nC. severe",
+               "Which eye?\nA. left eye\nB. right eye"]
+    letters = [["A", "B", "C"], ["A", "B"]]
+    here = local.score_options_and_generate_text(prompts, letters, max_new_tokens=3)
+    there = remote.score_options_and_generate_text(prompts, letters, max_new_tokens=3)
+    for a, b in zip(here, there):
+        assert b["scored_by"] == "logprobs" and b["text"] == a["text"]
+        assert all(b["letters"][k] == pytest.approx(a["letters"][k], abs=1e-4) for k in a["letters"])
+
+
 def _post(url, body):
     from urllib import error, request
 
@@ -161,11 +173,15 @@ def test_a_full_run_over_http_equals_the_in_process_run(served, tmp_path):
     from focus_eval.synth.datasets import write_synthetic
 
     write_synthetic(tmp_path / "data", n=30, seed=2)
-    common = ["--tasks", TASKS, "--data-root", str(tmp_path / "data"), "--output-path", str(tmp_path / "out")]
+    common = ["--data-root", str(tmp_path / "data"), "--output-path", str(tmp_path / "out")]
+    # the text-only questions of E-mode II too (the label's description, no image)
+    knowledge = ["--tasks", "funbench_l4c_dr_grading_synth_desktop", "--methods", "knowledge_prompt"]
     preset = _preset_file(tmp_path / "presets", "served-tiny", served, max_new_tokens=5, **EXACT)
-    assert _run(["--model", str(preset), *common]) == 0
-    assert _run(["--model", SERVED, *common]) == 0
-    for task, method in (("funbench_l4c_dr_grading_synth_desktop", "multiple_choice"), ("dr_synth_desktop", "prompt")):
+    for model in (str(preset), SERVED):
+        assert _run(["--model", model, "--tasks", TASKS, *common]) == 0
+        assert _run(["--model", model, *knowledge, *common]) == 0
+    for task, method in (("funbench_l4c_dr_grading_synth_desktop", "multiple_choice"), ("dr_synth_desktop", "prompt"),
+                         ("funbench_l4c_dr_grading_synth_desktop", "knowledge_prompt")):
         there = read_jsonl(tmp_path / "out" / "served-tiny" / "samples" / f"{task}.{method}.jsonl")
         here = read_jsonl(tmp_path / "out" / SERVED / "samples" / f"{task}.{method}.jsonl")
         assert [s["image_id"] for s in there] == [s["image_id"] for s in here] and here
@@ -177,7 +193,7 @@ def test_a_full_run_over_http_equals_the_in_process_run(served, tmp_path):
                 assert b["probs"] == pytest.approx(a["probs"], abs=1e-4)
     lines = read_jsonl(tmp_path / "out" / "served-tiny" / "results.jsonl")
     provenance = [line["extra"]["provenance"] for line in lines if line.get("kind") != "group"]
-    assert len(provenance) == 2 and all(p["server_model"] == [SERVED] and p["api_model"] == SERVED
+    assert len(provenance) == 3 and all(p["server_model"] == [SERVED] and p["api_model"] == SERVED
                                         and p["adapter"] == "openai_chat" for p in provenance)
 
 

@@ -2,7 +2,7 @@
 a local inference server, ``focus-eval serve``), answering the same calls as the in-process MLLM adapter.
 
 Each (image, prompt) row is one request: the user turn holds the image inline (a base64 PNG data URL of the
-decoded image, lossless) and the prompt, with ``max_tokens``, ``temperature: 0`` and, unless turned off,
+decoded image, lossless; none for a text-only question) and the prompt, with ``max_tokens``, ``temperature: 0`` and, unless turned off,
 ``logprobs: true`` with ``top_logprobs: N``. First-token probabilities come from the returned top log-probabilities
 when the server gives them: ``p_yes`` is the largest probability among the tokens that read as a yes variant
 ("yes", "Yes", with a leading space or newline; the in-process rule), ``p_no`` likewise, ``score_norm`` their
@@ -256,7 +256,7 @@ class _Row:
     """One request: the image's data URL, the prompt, and how its answer is read."""
 
     image: int
-    url: str
+    url: str | None  # None: a text-only turn
     prompt: str
     read: Callable[[Top | None, str], dict[str, Any]]
     answer: dict[str, Any] | None = None
@@ -363,6 +363,19 @@ class OpenAIChatAdapter(PresetAdapter):
         readers = [[_letter_reader(letters) for letters in rows] for rows in letters_per_prompt]
         return self._ask(images, prompts_per_image, readers, max_new_tokens)
 
+    def score_options_and_generate_text(self, prompts: Sequence[str], letters_per_prompt: Sequence[Sequence[str]],
+                                        max_new_tokens: int | None = None) -> list[dict[str, Any]]:
+        """Multiple-choice questions with no image (text-only turns; the knowledge_prompt method): per question
+        ``letters``, ``letter_mass``, ``text`` and ``scored_by``. A request that failed is a FocusError here,
+        since that method has no per-question failure to record (a resumed run continues after it)."""
+        rows = [_Row(i, None, p, _letter_reader(letters)) for i, (p, letters) in
+                enumerate(zip(prompts, letters_per_prompt))]
+        self._send(rows, self.max_new_tokens if max_new_tokens is None else int(max_new_tokens))
+        failed = next((row.error for row in rows if row.error is not None), None)
+        if failed:
+            raise FocusError(failed)
+        return [row.answer for row in rows]
+
     def score_yes_no_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]]):
         return self.score_and_generate_multi(images, prompts_per_image, max_new_tokens=1)
 
@@ -386,15 +399,17 @@ class OpenAIChatAdapter(PresetAdapter):
 
     # ----- internals
 
-    def request_body(self, url: str, prompt: str, max_new_tokens: int) -> dict[str, Any]:
-        """The chat-completions request of one row: one user turn [image, prompt], greedy, first-token logprobs."""
-        image_part: dict[str, Any] = {"url": url}
-        if self.options.get("image_detail"):
-            image_part["detail"] = str(self.options["image_detail"])
-        body: dict[str, Any] = {
-            "model": self.model_name, "max_tokens": int(max_new_tokens), "temperature": 0,
-            "messages": [{"role": "user", "content": [{"type": "image_url", "image_url": image_part},
-                                                      {"type": "text", "text": prompt}]}]}
+    def request_body(self, url: str | None, prompt: str, max_new_tokens: int) -> dict[str, Any]:
+        """The chat-completions request of one row: one user turn [image, prompt] (the prompt alone when ``url``
+        is None), greedy, first-token logprobs."""
+        content: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
+        if url is not None:
+            image_part: dict[str, Any] = {"url": url}
+            if self.options.get("image_detail"):
+                image_part["detail"] = str(self.options["image_detail"])
+            content.insert(0, {"type": "image_url", "image_url": image_part})
+        body: dict[str, Any] = {"model": self.model_name, "max_tokens": int(max_new_tokens), "temperature": 0,
+                                "messages": [{"role": "user", "content": content}]}
         if self.top_logprobs:
             body.update(logprobs=True, top_logprobs=self.top_logprobs)
         return body
@@ -408,9 +423,7 @@ class OpenAIChatAdapter(PresetAdapter):
             if prompts:
                 url = image_data_url(image)  # each image encoded once for all of its prompts
                 rows += [_Row(i, url, p, read) for p, read in zip(prompts, readers[i])]
-        workers = max(1, min(int(self.options["max_concurrency"]), len(rows)))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai_chat") as pool:
-            list(pool.map(lambda row: self._answer(row, length), rows))
+        self._send(rows, length)
         out: list[list[dict[str, Any]]] = [[] for _ in images]
         for row in rows:
             if isinstance(out[row.image], FailedAnswers):
@@ -420,6 +433,12 @@ class OpenAIChatAdapter(PresetAdapter):
             else:
                 out[row.image].append(row.answer)
         return out
+
+    def _send(self, rows: list[_Row], max_new_tokens: int) -> None:
+        """Every row's request, at most ``max_concurrency`` in flight; each row gets its answer or its error."""
+        workers = max(1, min(int(self.options["max_concurrency"]), len(rows)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai_chat") as pool:
+            list(pool.map(lambda row: self._answer(row, max_new_tokens), rows))
 
     def _answer(self, row: _Row, max_new_tokens: int) -> None:
         try:

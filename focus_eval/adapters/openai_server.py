@@ -1,13 +1,13 @@
 """A small OpenAI-compatible HTTP server over one loaded in-process MLLM (``focus-eval serve``): ``GET /v1/models``
-and ``POST /v1/chat/completions`` with one user turn of text and one inline image, greedy decoding, and the
-first answer token's log-probabilities.
+and ``POST /v1/chat/completions`` with one user turn of text and at most one inline image, greedy decoding, and
+the first answer token's log-probabilities.
 
-Requests that arrive together are answered in one batched call of the adapter (grouped by answer length), so
-several evaluation processes can share one model. The turn is rendered as the in-process adapter renders
-[image, prompt] (no system turn), so the numbers equal an in-process run's. ``top_logprobs`` may exceed
-OpenAI's limit of 20 (an extension, for exact scores of tokens outside the top 20; more than the vocabulary
-lists all of it).
-``logprobs.content`` lists the first answer token only, the one focus-eval reads.
+Requests that arrive together are answered in one batched call of the adapter (grouped by answer length and
+by whether they hold an image), so several evaluation processes can share one model. The turn is rendered as
+the in-process adapter renders [image, prompt] (or the prompt alone; no system turn), so the numbers equal an
+in-process run's. ``top_logprobs`` may exceed OpenAI's limit of 20 (an extension, for exact scores of tokens
+outside the top 20; more than the vocabulary lists all of it). ``logprobs.content`` lists the first answer
+token only, the one focus-eval reads.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class BadRequest(Exception):
 class Ask:
     """One chat-completion request as the model sees it."""
 
-    image: Any
+    image: Any  # None: a text-only turn
     prompt: str
     max_tokens: int
     logprobs: bool
@@ -96,10 +96,10 @@ def parse_request(body: Any, served: str, default_tokens: int) -> Ask:
         raise BadRequest("the user turn's content must be text or a list of parts")
     images = [p for p in parts if p.get("type") == "image_url"]
     texts = [p.get("text") for p in parts if p.get("type") == "text"]
-    if len(images) != 1 or len(images) + len(texts) != len(parts) or not all(isinstance(t, str) for t in texts):
-        raise BadRequest("the user turn must hold one image_url part and text parts")
-    url = images[0].get("image_url")
-    image = decode_image(url.get("url") if isinstance(url, dict) else url)
+    if len(images) > 1 or len(images) + len(texts) != len(parts) or not all(isinstance(t, str) for t in texts):
+        raise BadRequest("the user turn must hold text parts and at most one image_url part")
+    url = images[0].get("image_url") if images else None
+    image = decode_image(url.get("url") if isinstance(url, dict) else url) if images else None
     tokens = _int_field(body, "max_completion_tokens", _int_field(body, "max_tokens", default_tokens, 1), 1)
     logprobs = body.get("logprobs") or False
     if not isinstance(logprobs, bool):
@@ -138,10 +138,11 @@ class Batcher:
     def _loop(self) -> None:
         while True:
             batch = self._take()
-            for length in sorted({ask.max_tokens for ask, _ in batch}):
-                group = [(ask, future) for ask, future in batch if ask.max_tokens == length]
+            for length, text_only in sorted({(ask.max_tokens, ask.image is None) for ask, _ in batch}):
+                group = [(ask, future) for ask, future in batch
+                         if ask.max_tokens == length and (ask.image is None) == text_only]
                 try:
-                    answers = self._answer([ask for ask, _ in group], length)
+                    answers = self._answer([ask for ask, _ in group], length, text_only)
                 except Exception as exc:  # noqa: BLE001 - every waiting request must hear why
                     for _, future in group:
                         future.set_exception(exc)
@@ -149,7 +150,7 @@ class Batcher:
                 for (_, future), answer in zip(group, answers):
                     future.set_result(answer)
 
-    def _answer(self, asks: list[Ask], length: int) -> list[dict[str, Any]]:
+    def _answer(self, asks: list[Ask], length: int, text_only: bool) -> list[dict[str, Any]]:
         import torch
 
         k = max(1, max(ask.top_logprobs for ask in asks))
@@ -160,6 +161,9 @@ class Batcher:
             return [{"top": list(zip(row_ids, row_values))} for row_ids, row_values in
                     zip(ids.tolist(), values.tolist())]
 
+        if text_only:  # the scorer's text-only rows, as its knowledge-prompt questions are asked
+            inputs = self.adapter.encode_text([ask.prompt for ask in asks])
+            return self.adapter._decode(inputs, length, scores=top_tokens)
         rows = self.adapter.score_and_generate_multi([ask.image for ask in asks], [[ask.prompt] for ask in asks],
                                                      max_new_tokens=length, scores=top_tokens)
         return [row[0] for row in rows]
