@@ -79,9 +79,14 @@ def test_remote_code_preset_is_refused_without_the_flag():
         load_adapter(load_preset("qilin-med-vl-chat"), "cpu")
 
 
-def test_internvl_presets_keep_one_tile_per_image():
+def test_internvl_presets_keep_one_tile_per_image(tmp_path, monkeypatch):
     for name in ("internvl2.5-8b", "tiny-internvl"):
         assert load_preset(name).settings["processor"] == {"crop_to_patches": False}
+    # with InternVL's tiling back on, shared-image scoring stops with an error that says what to set
+    monkeypatch.setenv("FOCUS_CACHE", str(tmp_path))
+    tiled = load_adapter(load_preset("tiny-internvl", {"processor.crop_to_patches": True}), "cpu")
+    with pytest.raises(FocusError, match=r"feature rows for 2 images .* processor\.crop_to_patches=false"):
+        tiled.score_yes_no_multi(_images(2), [["Glaucoma?"], ["Glaucoma?"]])
 
 
 def test_llava_conversions_state_their_processor_and_huatuogpt_its_turn_format(tmp_path):

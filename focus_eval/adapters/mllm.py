@@ -292,7 +292,8 @@ class MLLMScorer:
         prompts = [p for i in with_prompts for p in prompts_per_image[i]]
         chosen = images.take(with_prompts) if isinstance(images, ImageBatch) else [images[i] for i in with_prompts]
         image_batch, rows = self.encode_shared(chosen, slots, prompts)
-        return _MultiBatch(rows, slots, image_batch, self._tower(image_batch), len(with_prompts),
+        features = _one_row_per_image(self._tower(image_batch), len(with_prompts))
+        return _MultiBatch(rows, slots, image_batch, features, len(with_prompts),
                            [len(prompts) for prompts in prompts_per_image])
 
     def _prefix_plan(self, batch: "_MultiBatch", max_new_tokens: int):
@@ -407,6 +408,16 @@ def _select_images(features, index: Sequence[int]):
         else:
             fields[name] = _take(value, index)
     return type(features)(**fields)
+
+
+def _one_row_per_image(features, n_images: int):
+    """The vision-tower output, checked to hold one feature row per image: the rows are shared out by image."""
+    pooled = getattr(features, "pooler_output", None)
+    if torch.is_tensor(pooled) and pooled.shape[0] != n_images:
+        raise FocusError(f"the vision tower gave {pooled.shape[0]} feature rows for {n_images} images (images split "
+                         f"into tiles); scoring needs one per image: have the processor keep each image whole "
+                         f"(InternVL: --model-args processor.crop_to_patches=false)")
+    return features
 
 
 def _take(value, index: Sequence[int]):
