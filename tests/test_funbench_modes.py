@@ -259,6 +259,7 @@ def test_the_three_modes_run_on_the_synthetic_funbench_tasks_with_skips_recorded
     assert manifest["units"]["skipped_by_task"] == {skipped: reason}
     probe = next(r for r in rows if r["method"] == "ve_probe" and "l4c" in r["task"])
     assert probe["extra"]["probe"] == "standardised multinomial" and probe["n"] > 0
+    assert (probe["extra"]["vision_tower"], probe["extra"]["vision_pooling"]) == ("gemma3", "mean")
     for task_name in ("funbench_l2b_laterality_synth_desktop", "funbench_l4b_conditions_synth_desktop"):
         task = index.get(task_name)
         lines = read_jsonl(model / "samples" / f"{task_name}.knowledge_prompt.jsonl")
