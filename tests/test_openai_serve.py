@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from focus_eval.adapters.openai_chat import Endpoint, FailedAnswers, RetryPolicy, RequestFailed, retry_after_seconds
+from focus_eval.adapters.openai_chat import Endpoint, FailedAnswers, RequestFailed, RetryPolicy, retry_after_seconds
+from focus_eval.errors import FocusError
 
 SERVED = "tiny-medgemma"
 EXACT = {"top_logprobs": 100000}  # the serve extension: the whole vocabulary, so every variant is listed
@@ -270,6 +271,10 @@ def test_rate_limited_twice_then_answered_is_retried(fake, monkeypatch):
     assert api.seen[0]["Authorization"] == "Bearer sk-test-secret"
     assert remote.provenance["server_model"] == ["fake-4o-2024"]
     assert "sk-test-secret" not in json.dumps(remote.describe())
+    with pytest.raises(FocusError, match="holds credentials"):
+        _remote(api.url.replace("//", "//user:sk-in-url@"))
+    with pytest.raises(FocusError, match="needs --model-args base_url=.*,model=NAME"):
+        _remote(api.url, model="")
 
 
 def test_retry_after_is_honoured_and_backoff_grows_with_jitter(fake):

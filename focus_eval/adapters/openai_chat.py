@@ -99,6 +99,12 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
 
 
+def endpoint_host(url: str) -> str:
+    """``host[:port]`` of a URL (what the records name of an endpoint)."""
+    split = urlsplit(url)
+    return (split.hostname or "") + (f":{split.port}" if split.port else "")
+
+
 @dataclass
 class Endpoint:
     """POSTs JSON to an OpenAI-compatible API with retries; ``sleep`` and ``clock`` are replaceable in tests."""
@@ -133,7 +139,7 @@ class Endpoint:
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
         req = urlrequest.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
-        where = f"POST {urlsplit(url).netloc}{urlsplit(url).path}"
+        where = f"POST {endpoint_host(url)}{urlsplit(url).path}"
         try:
             with self._opener().open(req, timeout=self.timeout) as response:
                 payload = response.read()
@@ -292,9 +298,14 @@ class OpenAIChatAdapter(PresetAdapter):
             if not settings.get(key) or not isinstance(settings[key], str):
                 raise FocusError(f"preset {preset.name!r}: adapter openai_chat needs settings.{key} "
                                  f"(--model-args base_url=https://HOST/v1,model=NAME)")
-        if urlsplit(settings["base_url"]).scheme not in ("http", "https") or not urlsplit(settings["base_url"]).netloc:
+        url = urlsplit(settings["base_url"])
+        if url.scheme not in ("http", "https") or not url.hostname:
             raise FocusError(f"preset {preset.name!r}: settings.base_url must be an http(s) URL such as "
                              f"https://api.openai.com/v1, got {settings['base_url']!r}")
+        if url.username or url.password:
+            # a URL is written into presets, manifests and results; a secret belongs in the key's variable
+            raise FocusError(f"preset {preset.name!r}: settings.base_url holds credentials; give the key in the "
+                             f"environment variable settings.api_key_env names instead")
         for key in _WHOLE:
             value = settings[key]
             if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "top_logprobs" else 1):
@@ -320,9 +331,7 @@ class OpenAIChatAdapter(PresetAdapter):
         self.max_new_tokens = int(self.options["max_new_tokens"])
         self.batch_size_hint = self.options.get("batch_size")
         self.model_name = str(self.options["model"])
-        split = urlsplit(self.options["base_url"])
-        # host and port only: credentials written into the URL stay out of every record
-        self.host = split.hostname + (f":{split.port}" if split.port else "")
+        self.host = endpoint_host(self.options["base_url"])
         policy = RetryPolicy(int(self.options["max_attempts"]), float(self.options["max_retry_seconds"]),
                              float(self.options["backoff_seconds"]))
         self.endpoint = Endpoint(self.options["base_url"], os.environ.get(str(self.options["api_key_env"])) or None,
