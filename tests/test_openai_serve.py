@@ -329,3 +329,18 @@ def test_images_whose_requests_fail_are_failed_with_the_reason_and_the_run_goes_
     written = [p.read_text(errors="ignore") for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert written and not any("sk-never-written" in text for text in written)
     assert os.environ["OPENAI_API_KEY"] == "sk-never-written"
+
+
+@pytest.mark.parametrize("args, named", [({"batch_size": "x"}, "settings.batch_size"),
+                                         ({"top_logprobs": -1}, "settings.top_logprobs"),
+                                         ({"timeout": 0}, "settings.timeout"), ({"logprobs": "yes"}, "logprobs"),
+                                         ({"base_url": "ftp://host/v1"}, "settings.base_url"),
+                                         ({"colour": 1}, "unknown setting colour")])
+def test_the_gpt4o_preset_and_its_settings_are_checked_before_any_request(args, named):
+    from focus_eval.adapters import load_adapter
+    from focus_eval.presets import load_preset
+
+    preset = load_preset("gpt-4o")
+    assert preset.settings["model"] == "gpt-4o-2024-08-06" and preset.adapter == "openai_chat"
+    with pytest.raises(FocusError, match=named):
+        load_adapter(load_preset("gpt-4o", args))

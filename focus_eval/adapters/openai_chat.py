@@ -306,11 +306,13 @@ class OpenAIChatAdapter(PresetAdapter):
             # a URL is written into presets, manifests and results; a secret belongs in the key's variable
             raise FocusError(f"preset {preset.name!r}: settings.base_url holds credentials; give the key in the "
                              f"environment variable settings.api_key_env names instead")
-        for key in _WHOLE:
-            value = settings[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if key == "top_logprobs" else 1):
-                raise FocusError(f"preset {preset.name!r}: settings.{key} must be a whole number "
-                                 f"{'of at least 0' if key == 'top_logprobs' else 'of at least 1'}, got {value!r}")
+        batch = settings.get("batch_size")
+        batches = [] if batch is None else list(batch.values()) if isinstance(batch, dict) else [batch]
+        for key, value in [(k, settings[k]) for k in _WHOLE] + [("batch_size", v) for v in batches]:
+            lowest = 0 if key == "top_logprobs" else 1
+            if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+                raise FocusError(f"preset {preset.name!r}: settings.{key} must be a whole number of at least "
+                                 f"{lowest}, got {value!r}")
         for key in _POSITIVE:
             if isinstance(settings[key], bool) or not isinstance(settings[key], (int, float)) or settings[key] <= 0:
                 raise FocusError(f"preset {preset.name!r}: settings.{key} must be a positive number of seconds, "
