@@ -87,6 +87,10 @@ def test_internvl_presets_keep_one_tile_per_image(tmp_path, monkeypatch):
     tiled = load_adapter(load_preset("tiny-internvl", {"processor.crop_to_patches": True}), "cpu")
     with pytest.raises(FocusError, match=r"feature rows for 2 images .* processor\.crop_to_patches=false"):
         tiled.score_yes_no_multi(_images(2), [["Glaucoma?"], ["Glaucoma?"]])
+    encoder = tiled.image_encoder()
+    pixels = torch.stack([encoder.transform(image) for image in _images(2)])
+    with pytest.raises(FocusError, match=r"vectors for 2 images; ve_probe needs .*processor\.crop_to_patches=false"):
+        encoder.embed_images(pixels)
 
 
 def test_llava_conversions_state_their_processor_and_huatuogpt_its_turn_format(tmp_path):

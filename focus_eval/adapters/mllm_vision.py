@@ -244,7 +244,12 @@ class MLLMVisionEncoder:
 
         arrays = pixels.to("cpu", torch.uint8).permute(0, 2, 3, 1).numpy()
         batch = self.scorer.place_images(self.scorer.process_images([Image.fromarray(a) for a in arrays]))
-        return pool(self.tower.read(self.model, dict(batch.tensors)), self.pooling)
+        vectors = pool(self.tower.read(self.model, dict(batch.tensors)), self.pooling)
+        if vectors.shape[0] != len(arrays):  # a processor that splits images into tiles (InternVL's)
+            raise FocusError(f"preset {self.preset.name!r}: the {self.architecture} vision tower gave "
+                             f"{vectors.shape[0]} vectors for {len(arrays)} images; ve_probe needs the processor to "
+                             f"keep each image whole (InternVL: --model-args processor.crop_to_patches=false)")
+        return vectors
 
     def describe(self) -> dict[str, Any]:
         return {"vision_tower": self.architecture, "vision_pooling": self.pooling, "cache_key": self.cache_key,
