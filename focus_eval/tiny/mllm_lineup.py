@@ -10,8 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from focus_eval.tiny.mllm import (_LLAMA_SPECIAL, _QWEN_SPECIAL, QWEN3_VL_TEMPLATE, SEED, _save, train_tokenizer)
 from focus_eval.tiny import TinyBuilder
+from focus_eval.tiny.mllm import _QWEN_SPECIAL, QWEN3_VL_TEMPLATE, SEED, _save, train_tokenizer
 
 # Bump when anything below changes what gets written, so stale cached copies are rebuilt.
 BUILD_VERSION = 1
@@ -68,7 +68,8 @@ def _build(folder: Path, model_class: str, config: Callable[[Any, dict], Any], p
 
     tokenizer = train_tokenizer(special, named=named or None, **roles)
     ids = tokenizer.convert_tokens_to_ids
-    pad, bos = ids(roles["pad_token"]), ids(roles["bos_token"]) if "bos_token" in roles else None
+    pad = ids(roles["pad_token"])
+    bos = ids(roles["bos_token"]) if "bos_token" in roles else None
     text = dict(TEXT, vocab_size=len(tokenizer), pad_token_id=pad, bos_token_id=bos,
                 eos_token_id=[ids(t) for t in eos])
     model = getattr(transformers, model_class)(config(ids, text))
