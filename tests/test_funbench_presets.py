@@ -155,13 +155,17 @@ def test_tiny_model_loads_its_class_and_scores_yes_no(adapters, name):
     assert [row[0]["score_norm"] for row in shared] == pytest.approx([r["score_norm"] for r in batched], abs=1e-4)
 
 
+def _turn(adapter, image, prompt: str):
+    """The chat template's own rendering and processing of one user turn [image, prompt], as model inputs."""
+    turn = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": prompt}]}]
+    return adapter.processor.apply_chat_template(turn, add_generation_prompt=True, tokenize=True,
+                                                 return_dict=True, return_tensors="pt")
+
+
 def _plain_letter_shares(adapter, image, prompt: str, letters: str) -> list[float]:
     """The letters' shares from one plain forward pass on the chat template's own tokenisation of the turn."""
-    turn = [{"role": "user", "content": [{"type": "image", "image": image}, {"type": "text", "text": prompt}]}]
-    inputs = adapter.processor.apply_chat_template(turn, add_generation_prompt=True, tokenize=True,
-                                                   return_dict=True, return_tensors="pt")
     with torch.no_grad():
-        last = adapter.model(**inputs).logits[0, -1].float()
+        last = adapter.model(**_turn(adapter, image, prompt)).logits[0, -1].float()
     return torch.softmax(torch.stack([last[adapter._letter_ids(k)].max() for k in letters]), dim=0).tolist()
 
 
@@ -175,10 +179,34 @@ def test_tiny_model_scores_option_letters_as_a_plain_forward_pass(adapters, name
                                                                abs=1e-4)
 
 
+def _qwen_patches(core, inputs):
+    return core.visual(inputs["pixel_values"], grid_thw=inputs["image_grid_thw"]).last_hidden_state.mean(dim=0)
+
+
+# per architecture, the tower output before the projector of one processed image, pooled as its tiny preset says
+BY_HAND = {
+    # the CLIP class token at the layer the projector reads
+    "llava": lambda core, inputs: core.vision_tower(inputs["pixel_values"], output_hidden_states=True)
+    .hidden_states[core.config.vision_feature_layer][0, 0],
+    "qwen2_vl": _qwen_patches,
+    "qwen2_5_vl": _qwen_patches,
+    # InternViT's patch tokens, its class token left out
+    "internvl": lambda core, inputs: core.vision_tower(pixel_values=inputs["pixel_values"]).last_hidden_state[0, 1:]
+    .mean(dim=0),
+    "janus": lambda core, inputs: core.vision_model(inputs["pixel_values"]).last_hidden_state[0].mean(dim=0),
+}
+
+
 @pytest.mark.parametrize("name", sorted(TINY))
 def test_tiny_model_vision_tower_features(adapters, name):
-    encoder = adapters[name].image_encoder()
+    adapter = adapters[name]
+    encoder = adapter.image_encoder()
     assert encoder.pooling == TINY[name][1]
+    # one 64-px image (the preset's decode size) against the tower run by hand on the processor's own tensors
+    image = Image.fromarray(np.random.default_rng(11).integers(0, 255, (64, 64, 3), dtype=np.uint8))
+    with torch.no_grad():
+        expected = BY_HAND[adapter.model.config.model_type](adapter.model.model, _turn(adapter, image, "?"))
+    assert torch.allclose(encoder.embed_images(encoder.transform(image)[None])[0], expected.float(), atol=1e-4)
     pixels = torch.stack([encoder.transform(image) for image in _images(3, seed=7)])
     features = encoder.embed_images(pixels)
     assert features.dtype == torch.float32 and tuple(features.shape) == (3, encoder.embed_dim)
