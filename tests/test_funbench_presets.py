@@ -76,6 +76,14 @@ def test_each_preset_names_an_installed_class_or_needs_remote_code(name):
         assert load_preset(tiny).settings["vision_pooling"] == preset.settings["vision_pooling"]
 
 
+def test_the_default_grid_leaves_the_line_up_out_and_runs_it_when_named():
+    from focus_eval.grid.plan import FUNBENCH_LINE_UP, select_presets
+
+    assert set(FUNBENCH_LINE_UP) == set(LINE_UP)
+    assert not {p.name for p in select_presets(None)} & set(LINE_UP)
+    assert [p.name for p in select_presets("qwen2*-vl-7b")] == ["qwen2-vl-7b", "qwen2.5-vl-7b"]
+
+
 def test_remote_code_preset_is_refused_without_the_flag():
     with pytest.raises(FocusError, match=r"'qilin-med-vl-chat' runs code from its model repository; "
                                          r"pass --trust-remote-code"):
