@@ -186,10 +186,8 @@ def test_funbench_tasks_skip_the_modes_funbench_leaves_them_out_of():
                 assert method not in task.skip_methods, task.name
 
 
-def test_a_class_without_a_description_names_the_table_and_the_key(tmp_path):
-    from focus_eval.runner.methods.knowledge_prompt import describe, missing
-    from focus_eval.task import TaskIndex
-
+def _own_task(tmp_path):
+    """A laterality task in a folder of its own whose knowledge table describes the left eye only."""
     folder = tmp_path / "tasks"
     folder.mkdir()
     (folder / "eye_side.yaml").write_text(yaml.safe_dump({
@@ -201,7 +199,14 @@ def test_a_class_without_a_description_names_the_table_and_the_key(tmp_path):
         "sources": {"anatomy": "A textbook of fundus anatomy."},
         "fields": {"laterality": {"left eye": {"text": "Fovea right of the disc.", "source": "anatomy"}}}}),
         encoding="utf-8")
-    task = TaskIndex(include_paths=[folder]).get("eye_side_synth_desktop")
+    return folder
+
+
+def test_a_class_without_a_description_names_the_table_and_the_key(tmp_path):
+    from focus_eval.runner.methods.knowledge_prompt import describe, missing
+    from focus_eval.task import TaskIndex
+
+    task = TaskIndex(include_paths=[_own_task(tmp_path)]).get("eye_side_synth_desktop")
     assert missing(task) == ["laterality: 'right eye' (class right)"]
     assert describe(task, 0) == "Fovea right of the disc."
     with pytest.raises(FocusError, match=r"_knowledge.yaml: no description for laterality: 'right eye'"):
@@ -284,6 +289,20 @@ def test_knowledge_prompt_reads_no_image(synth, monkeypatch):
     samples = sorted((synth / "text-only" / "tiny-qwen-vl" / "samples").glob("*.knowledge_prompt.jsonl"))
     assert len(samples) == 4
     assert all(line["error"] is None and line["text"] is not None for p in samples for line in read_jsonl(p))
+
+
+@pytest.mark.slow
+def test_a_unit_whose_class_has_no_description_fails_naming_the_table(synth, tmp_path, capsys):
+    from focus_eval.cli import main
+
+    folder = _own_task(tmp_path)
+    args = ["--model", "tiny-medgemma", "--methods", "knowledge_prompt", "--tasks", "eye_side_synth_desktop",
+            "--include-path", str(folder), "--data-root", str(synth / "data"), "--output-path",
+            str(tmp_path / "out"), "--no-progress", "--num-workers", "0"]
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert f"knowledge table {folder / '_knowledge.yaml'} has no description for laterality: 'right eye'" in err
+    assert not (tmp_path / "out" / "tiny-medgemma" / "results.jsonl").exists()
 
 
 @pytest.mark.slow

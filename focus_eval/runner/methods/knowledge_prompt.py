@@ -134,12 +134,19 @@ class KnowledgePrompt(MultipleChoice):
     on_request = True
 
     def inputs(self, task) -> dict:
-        return {"knowledge_sha256": table_for(task).sha256}
+        try:
+            return {"knowledge_sha256": table_for(task).sha256}
+        except FocusError:
+            return {"knowledge_sha256": None}  # ``score`` fails the unit with the reason
 
     def score(self, context: RunContext, units) -> None:
         ready = []
         for u in units:
-            gaps = missing(u.task)
+            try:
+                gaps = missing(u.task)
+            except FocusError as exc:  # a table that cannot be read fails its units, not the run
+                context.fail(u, str(exc))
+                continue
             if gaps:
                 context.fail(u, f"knowledge table {table_path(u.task)} has no description for {'; '.join(gaps)}")
             else:
