@@ -152,7 +152,7 @@ def _funbench_tasks():
     from focus_eval.task import TaskIndex
 
     index = TaskIndex()
-    return [index.get(name) for name in index.expand("funbench", include_proxy=True)]
+    return [index.get(name) for name in index.expand("funbench_*", include_proxy=True)]
 
 
 def _code(task):
