@@ -70,3 +70,14 @@ def test_funbench_page_rows_random_guess_and_greyed_cells(tmp_path):
 
 def test_task_codes_come_from_the_names():
     assert code_of("funbench_l4c_dr_grading_brset") == "L4c" and code_of("dr_brset") is None
+
+
+def test_levels_average_their_codes_and_overall_the_levels():
+    from focus_eval.leaderboard.funbench import _nested
+
+    # L3a has two tasks (0.2, 0.4) and L3c one (0.9): L3 = (0.3 + 0.9) / 2, not the mean of the three tasks
+    cells = _nested({"L3a": [(0.2, 0.5), (0.4, 0.5)], "L3c": [(0.9, 0.25)], "L2b": [(0.6, 0.5)]},
+                    ["L1", "L2", "L3", "L4", "L2b", "L3a", "L3c"])
+    assert abs(cells["L3a"].value - 0.3) < 1e-12 and abs(cells["L3"].value - 0.6) < 1e-12
+    assert abs(cells["overall"].value - 0.6) < 1e-12 and cells["overall"].n == 4
+    assert abs(cells["L3"].guess - 0.375) < 1e-12 and cells["L1"].value is None

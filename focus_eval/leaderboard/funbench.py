@@ -1,7 +1,8 @@
 """The FunBench page: one row per model and mode (the multiple-choice method is FunBench's E-mode III, the
 linear probe its E-mode I, class-prompt zero-shot an encoder mode of this harness), FunBench's F1 overall, per
-level (L1-L4) and per subtask code (L2b, L3a, ...), the random-guess row, cells below chance greyed. Task and
-level scores are means over tasks, as in the paper. The data go to ``data/funbench.csv``. A second section
+level (L1-L4) and per subtask code (L2b, L3a, ...), the random-guess row, cells below chance greyed. As in the
+paper, a code's score is the mean over its tasks, a level's the mean over its codes and the overall score the
+mean over the levels (the MEAN of the attribution section). The data go to ``data/funbench.csv``. A second section
 attributes the holistic ranking to the model's modules (``leaderboard.attribution``, FunBench's Table 4), its
 numbers in ``data/funbench_attribution.csv``."""
 
@@ -63,13 +64,27 @@ def _score(e: Entry) -> tuple[float | None, float | None]:
     return e.metric("funbench_f1"), guess_of(e)
 
 
+def _combine(cells: list[Cell]) -> Cell:
+    """The mean of cells that have a value (their guesses likewise, when every one has a guess)."""
+    have = [c for c in cells if c.value is not None]
+    guesses = [c.guess for c in have if c.guess is not None]
+    return Cell(mean(c.value for c in have) if have else None,
+                mean(guesses) if have and len(guesses) == len(have) else None, sum(c.n for c in have))
+
+
+def _nested(by_code: dict[str, list], columns: list[str]) -> dict[str, Cell]:
+    """Code cells over their tasks, level cells over their codes, ``overall`` over the levels."""
+    codes = {code: cell(scores) for code, scores in by_code.items()}
+    levels = {lv: _combine([c for code, c in codes.items() if code[:2] == lv]) for lv in LEVELS}
+    every = {"overall": _combine(list(levels.values())), **levels, **codes}
+    return {c: every.get(c, Cell(None, None, 0)) for c in ["overall", *columns]}
+
+
 def _cells(entries: list[Entry], columns: list[str]) -> dict[str, Cell]:
-    by_column: dict[str, list] = defaultdict(list)
+    by_code: dict[str, list] = defaultdict(list)
     for e in entries:
-        code = code_of(e.line.task)
-        for column in ("overall", code[:2], code):
-            by_column[column].append(_score(e))
-    return {c: cell(by_column[c]) for c in ["overall", *columns]}
+        by_code[code_of(e.line.task)].append(_score(e))
+    return _nested(by_code, columns)
 
 
 def funbench_lines(site: Site) -> list[Entry]:
@@ -78,14 +93,12 @@ def funbench_lines(site: Site) -> list[Entry]:
 
 
 def random_row(lines: list[Entry], columns: list[str]) -> dict[str, Cell]:
-    """Per column, the mean random-guess F1 of its tasks (each task's question baseline where an MLLM answered
-    it, else the probe's uniform guess over all classes)."""
-    by_column: dict[str, list] = defaultdict(list)
+    """Per column, the random-guess F1 of its tasks (each task's question baseline where an MLLM answered
+    it, else the probe's uniform guess over all classes), combined as the models' cells are."""
+    by_code: dict[str, list] = defaultdict(list)
     for task, guess in task_guesses(lines).items():
-        code = code_of(task)
-        for column in ("overall", code[:2], code):
-            by_column[column].append((guess, None))
-    return {c: cell(by_column[c]) for c in ["overall", *columns]}
+        by_code[code_of(task)].append((guess, None))
+    return _nested(by_code, columns)
 
 
 def funbench_view(site: Site):
