@@ -38,3 +38,16 @@ def test_group_lines_equal_the_mean_of_their_member_tasks(tmp_path, capsys):
 
     assert main(["score", str(model)]) == 0
     assert without_time(read_jsonl(model / "results.jsonl")) == without_time(rows)
+
+
+def test_a_group_without_a_counting_member_is_named_not_dropped_silently(tmp_path, capsys):
+    from focus_eval.synth.datasets import write_synthetic
+
+    # 16 images: every member task is underpowered, so the group has no line, and the run says so
+    write_synthetic(tmp_path / "data", n=16, seed=8)
+    assert main(["--model", "tiny-vit", "--tasks", "synth", "--data-root", str(tmp_path / "data"), "--output-path",
+                 str(tmp_path / "out"), "--no-progress", "--num-workers", "0", "--n-boot", "20",
+                 "--cache-dir", str(tmp_path / "cache")]) == 0
+    err = capsys.readouterr().err
+    assert "group synth (linear_probe): no group line" in err
+    assert not [r for r in read_jsonl(tmp_path / "out" / "tiny-vit" / "results.jsonl") if r.get("kind") == "group"]

@@ -289,9 +289,13 @@ class Runner:
                 except (ValueError, FocusError) as exc:
                     self.warn(f"group {name} ({method}): no group line: {exc}")
                     continue
-                if line is not None:
-                    upsert_line(self.layout, line)
-                    self.report.groups.append(line)
+                if line is None:
+                    # say so: a group named in --tasks must not vanish from the results without a word
+                    self.warn(f"group {name} ({method}): no group line: no member task has a results line that "
+                              f"counts (missing, skipped by the task, proxy, or underpowered)")
+                    continue
+                upsert_line(self.layout, line)
+                self.report.groups.append(line)
 
     def plan(self) -> list[tuple]:
         """Load each dataset once, judge every unit against its fingerprint, stop (before writing anything) when
