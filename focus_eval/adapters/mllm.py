@@ -271,11 +271,17 @@ class MLLMScorer:
         """Multiple-choice questions asked with no image (text-only user turns), one batched prefill: per
         question the first-token distribution over its option letters (``letter_scores``) and the greedy
         answer text, as ``score_options_and_generate_multi`` gives them for questions on images."""
+        letters = list(letters_per_prompt)
+        return self.score_text_and_generate(prompts, max_new_tokens,
+                                            scores=lambda logits: self.letter_scores(logits, letters))
+
+    def score_text_and_generate(self, prompts: Sequence[str], max_new_tokens: int | None = None,
+                                scores=None) -> list[dict[str, Any]]:
+        """Text-only user turns (no image) in one batched prefill: per prompt the first-token scores
+        (``scores(logits)``, default ``answer_scores``) and the greedy answer ``text``."""
         if not len(prompts):
             return []
-        letters = list(letters_per_prompt)
-        return self._decode(self.encode_text(prompts), self._answer_length(max_new_tokens),
-                            scores=lambda logits: self.letter_scores(logits, letters))
+        return self._decode(self.encode_text(prompts), self._answer_length(max_new_tokens), scores=scores)
 
     # ----- internals
 

@@ -162,8 +162,7 @@ class Batcher:
                     zip(ids.tolist(), values.tolist())]
 
         if text_only:  # the scorer's text-only rows, as its knowledge-prompt questions are asked
-            inputs = self.adapter.encode_text([ask.prompt for ask in asks])
-            return self.adapter._decode(inputs, length, scores=top_tokens)
+            return self.adapter.score_text_and_generate([ask.prompt for ask in asks], length, scores=top_tokens)
         rows = self.adapter.score_and_generate_multi([ask.image for ask in asks], [[ask.prompt] for ask in asks],
                                                      max_new_tokens=length, scores=top_tokens)
         return [row[0] for row in rows]
