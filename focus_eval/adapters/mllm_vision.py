@@ -29,6 +29,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from focus_eval.adapters.preprocessing import ImageTransform
 from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
 from focus_eval.registry import Registry
@@ -181,26 +182,12 @@ def check_pooling(preset) -> None:
 
 
 @dataclass(frozen=True)
-class DecodedPixels:
-    """The worker half for the vision tower: the decoded image as uint8 [3, size, size], left for the MLLM's
-    processor to resize and normalise (``normalize`` is the identity)."""
+class DecodedPixels(ImageTransform):
+    """The worker half for the vision tower: the preset's squash to uint8 [3, size, size] (``ImageTransform``'s
+    ``pixels``), left for the MLLM's processor to resize and normalise (``normalize`` is the identity)."""
 
-    size: int
-
-    @property
-    def source_size(self) -> int:
-        return self.size
-
-    def pixels(self, image):
-        from PIL import Image
-
-        image = image.convert("RGB")
-        if image.size != (self.size, self.size):
-            image = image.resize((self.size, self.size), Image.Resampling.BICUBIC)
-        return torch.from_numpy(np.ascontiguousarray(np.asarray(image, dtype=np.uint8).transpose(2, 0, 1)))
-
-    def __call__(self, image):
-        return self.pixels(image)
+    mean: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    std: tuple[float, float, float] = (1.0, 1.0, 1.0)
 
     def normalize(self, pixels):
         return pixels
