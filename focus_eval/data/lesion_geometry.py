@@ -118,9 +118,15 @@ def sectors(mask: np.ndarray, disc: Point | None, nasal: str | None) -> tuple[st
     """The sectors (in ``SECTORS`` order) holding a lesion's components, each placed by its centroid;
     ``(NOT_OBSERVED,)`` for an empty mask; None (no label) without a disc centre or a nasal side, or when
     every component sits on the disc centre."""
+    if disc is None or nasal is None:  # no labelling needed
+        return None
+    return _sectors(*components(mask), disc, nasal)
+
+
+def _sectors(labels: np.ndarray, count: int, disc: Point | None, nasal: str | None) -> tuple[str, ...] | None:
+    """``sectors`` of a lesion's labelled components (``components``)."""
     if disc is None or nasal is None:
         return None
-    labels, count = components(mask)
     if not count:
         return (NOT_OBSERVED,)
     centres = ndimage.center_of_mass(np.ones(labels.shape), labels, range(1, count + 1))
@@ -155,11 +161,11 @@ def lesion_fields(masks: Mapping[str, np.ndarray], disc: Point | None = None, fo
     centre, lesion_quadrants (the nasal side from the fovea, else from the mask width)."""
     fields: dict[str, dict] = {"findings": {}, "lesion_quadrants": {}, "lesion_size": {}, "lesion_count": {}}
     for lesion, mask in masks.items():
-        count = components(mask)[1]
+        labels, count = components(mask)
         fields["findings"][lesion] = int(count > 0)
         fields["lesion_size"][lesion] = size_bin(mask)
         fields["lesion_count"][lesion] = count_bin(count)
-        where = sectors(mask, disc, nasal_side(disc, fovea, np.asarray(mask).shape[1]))
+        where = _sectors(labels, count, disc, nasal_side(disc, fovea, np.asarray(mask).shape[1]))
         if where is not None:
             fields["lesion_quadrants"][lesion] = where
     return fields
