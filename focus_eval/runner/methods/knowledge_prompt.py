@@ -110,9 +110,10 @@ def missing(task) -> list[str]:
             if table.entry(field, c.option) is None]
 
 
-def describe(task, label: int | list[int]) -> str:
-    """The description of a label: its class's, or for a multi-answer label those of every true class."""
-    table, classes = table_for(task), task.label_space.classes
+def describe(task, label: int | list[int], table: KnowledgeTable | None = None) -> str:
+    """The description of a label: its class's, or for a multi-answer label those of every true class
+    (``table``: the task's table when the caller has it already)."""
+    table, classes = table or table_for(task), task.label_space.classes
     texts = []
     for k in (label if isinstance(label, list) else [label]):
         found = table.entry(task.label_space.field, classes[k].option)
@@ -159,7 +160,8 @@ class KnowledgePrompt(MultipleChoice):
 
     def prompts(self, context: RunContext, todo, records) -> list[list]:
         asked = super().prompts(context, todo, records)
-        return [[replace(q, prompt=f"{LEAD}{describe(u.task, u.task.label(r))}\n{q.prompt}")
+        tables = {u.task.name: table_for(u.task) for units in todo.values() for u in units}  # once per task
+        return [[replace(q, prompt=f"{LEAD}{describe(u.task, u.task.label(r), tables[u.task.name])}\n{q.prompt}")
                  for u, q in zip(todo[r.image_id], questions)] for r, questions in zip(records, asked)]
 
     def ask_all(self, context: RunContext, adapter, items, prompts, writer, bar) -> None:
