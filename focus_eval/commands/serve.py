@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
 
     from focus_eval.adapters import load_adapter
     from focus_eval.adapters.openai_server import ChatServer
+    from focus_eval.api import check_device
     from focus_eval.errors import FocusError
     from focus_eval.presets import load_preset, parse_model_args, resolve_model
 
@@ -34,6 +35,7 @@ def run(args: argparse.Namespace) -> int:
     if preset.family != "mllm":
         raise FocusError(f"model {preset.name!r} is a {preset.family} model; serve answers chat requests with a "
                          f"multimodal LLM (family mllm)")
+    check_device(args.device)  # a GPU asked for must be there, as for a run
     device = args.device or ("cuda" if torch.cuda.is_available() else "cpu")
     kwargs = {"adapter_dir": args.adapter} if args.adapter else {}
     adapter = load_adapter(preset, device=device, trust_remote_code=args.trust_remote_code, **kwargs)
