@@ -12,15 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from focus_eval.grid.plan import GridJob, Plan
+from focus_eval.results.state import UnitState
 
 DONE, PARTIAL, STALE, MISSING = "done", "partial", "stale", "missing"
 STATES = (DONE, PARTIAL, STALE, MISSING)
-
-
-@dataclass
-class UnitState:
-    state: str
-    reason: str = ""
 
 
 @dataclass
@@ -67,7 +62,7 @@ def unit_state(model_dir: Path, task: str, method: str, expected: dict[str, Any]
         return UnitState(PARTIAL, f"{_count_lines(samples)} of {n_expected} sample lines")
     changed = sorted(k for k, v in expected.items() if meta.get(k) != v)
     if changed:
-        return UnitState(STALE, "changed: " + ", ".join(changed))
+        return UnitState(STALE, "changed: " + ", ".join(changed), changed)
     return UnitState(DONE)
 
 
@@ -121,7 +116,7 @@ def adapter_state(adapter_dir: Path, expected: dict[str, Any]) -> UnitState:
         started = (adapter_dir / CHECKPOINTS_DIR).is_dir() or (adapter_dir / LOG_FILE).is_file()
         return UnitState(PARTIAL, "training, no record yet") if started else UnitState(MISSING)
     changed = sorted(k for k, v in expected.items() if info.get(k) != v)
-    return UnitState(STALE, "changed: " + ", ".join(changed)) if changed else UnitState(DONE)
+    return UnitState(STALE, "changed: " + ", ".join(changed), changed) if changed else UnitState(DONE)
 
 
 def job_state(states: list[str]) -> str:

@@ -10,19 +10,11 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
-
 from focus_eval.results import store
 from focus_eval.results.layout import OutputLayout
+from focus_eval.results.state import UnitState
 from focus_eval.runner.provenance import changes
 from focus_eval.runner.units import Unit
-
-
-@dataclass
-class UnitState:
-    unit: Unit
-    state: str
-    changed: list[str] = field(default_factory=list)
 
 
 def read_json(path) -> dict | None:
@@ -50,16 +42,16 @@ def unit_state(layout: OutputLayout, unit: Unit, expected: dict, lines: list[dic
     if meta is not None:
         changed = changes(meta, expected)
         if changed:
-            return UnitState(unit, "stale", changed)
+            return UnitState("stale", changed=changed, unit=unit)
         if not layout.samples(name, method).is_file():
-            return UnitState(unit, "run")
-        return UnitState(unit, "done" if results_agree(layout, unit, lines) else "rescore")
+            return UnitState("run", unit=unit)
+        return UnitState("done" if results_agree(layout, unit, lines) else "rescore", unit=unit)
     started = read_json(layout.started(name, method))
     if started is not None and layout.parts(name, method):
         changed = changes(started, expected)
         if changed:
-            return UnitState(unit, "stale", changed)
-    return UnitState(unit, "run")
+            return UnitState("stale", changed=changed, unit=unit)
+    return UnitState("run", unit=unit)
 
 
 def stale_message(layout: OutputLayout, stale: list[UnitState]) -> str:
