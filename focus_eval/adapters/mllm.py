@@ -475,7 +475,8 @@ class HFMLLMAdapter(PresetAdapter, MLLMScorer):
     """A preset's multimodal LLM loaded with ``AutoModelForImageTextToText`` and ``AutoProcessor``.
 
     ``adapter_dir`` loads a peft LoRA adapter on top of the base model; any failure is a FocusError.
-    ``max_new_tokens`` (preset setting, default 5) is the length of the greedy answers.
+    ``max_new_tokens`` (preset setting, default 5) is the length of the greedy answers. It provides
+    ``mllm_interface.MLLMAdapter`` and, in-process, ``ServedMLLM``, ``WorkerImages`` and ``VisionFeatures``.
     """
 
     families = ("mllm",)

@@ -285,7 +285,8 @@ class _Tally:
 
 
 class OpenAIChatAdapter(PresetAdapter):
-    """A preset's model answered by an OpenAI-compatible endpoint (``settings.base_url``, ``settings.model``)."""
+    """A preset's model answered by an OpenAI-compatible endpoint (``settings.base_url``, ``settings.model``);
+    it provides ``mllm_interface.MLLMAdapter`` (no vision tower, no logits to serve)."""
 
     families = ("mllm",)
     settings_keys = API_SETTINGS
@@ -357,7 +358,7 @@ class OpenAIChatAdapter(PresetAdapter):
     def describe(self) -> dict[str, Any]:
         return {**self.info, **self.provenance}
 
-    # ----- the calls the prompt and multiple_choice methods make
+    # ----- the calls the prompt methods make (mllm_interface.MLLMAdapter)
 
     def score_and_generate_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]],
                                  max_new_tokens: int | None = None) -> list[list[dict[str, Any]]]:

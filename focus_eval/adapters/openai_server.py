@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from focus_eval.adapters.mllm_interface import ServedMLLM
 from focus_eval.errors import FocusError
 
 # the longest a request waits for others to share its batch
@@ -114,7 +115,7 @@ class Batcher:
     """One thread owns the model: it takes every request waiting (up to ``max_batch``), answers those of one
     answer length in one adapter call and hands each request its own answer."""
 
-    def __init__(self, adapter, max_batch: int = 16, window_s: float = BATCH_WINDOW_S):
+    def __init__(self, adapter: ServedMLLM, max_batch: int = 16, window_s: float = BATCH_WINDOW_S):
         self.adapter, self.max_batch, self.window_s = adapter, max(1, int(max_batch)), window_s
         self.pending: queue.Queue = queue.Queue()
         self.thread = threading.Thread(target=self._loop, name="focus-eval-serve-model", daemon=True)
@@ -190,8 +191,9 @@ class ChatServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, adapter, served: str, host: str = "127.0.0.1", port: int = 8000, max_batch: int = 16):
-        if not all(hasattr(adapter, name) for name in ("score_and_generate_multi", "tokenizer")):
+    def __init__(self, adapter: ServedMLLM, served: str, host: str = "127.0.0.1", port: int = 8000,
+                 max_batch: int = 16):
+        if not isinstance(adapter, ServedMLLM):
             raise FocusError(f"model {served!r}: serve needs an in-process multimodal LLM (an hf_mllm preset)")
         self.adapter, self.served = adapter, served
         self.batcher = Batcher(adapter, max_batch)

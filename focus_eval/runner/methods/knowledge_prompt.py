@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
+from focus_eval.adapters.mllm_interface import MLLMAdapter
 from focus_eval.errors import FocusError
 from focus_eval.runner.batching import join_lists
 from focus_eval.runner.methods.base import RunContext
@@ -164,7 +165,7 @@ class KnowledgePrompt(MultipleChoice):
         return [[replace(q, prompt=f"{LEAD}{describe(u.task, u.task.label(r), tables[u.task.name])}\n{q.prompt}")
                  for u, q in zip(todo[r.image_id], questions)] for r, questions in zip(records, asked)]
 
-    def ask_all(self, context: RunContext, adapter, items, prompts, writer, bar) -> None:
+    def ask_all(self, context: RunContext, adapter: MLLMAdapter, items, prompts, writer, bar) -> None:
         length = max(adapter.max_new_tokens, MIN_NEW_TOKENS)
 
         def ask(rows):

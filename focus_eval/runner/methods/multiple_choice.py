@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from focus_eval.adapters.mllm_interface import MLLMAdapter
 from focus_eval.runner.methods.base import RunContext
 from focus_eval.runner.methods.prompt import PromptMethod, write
 from focus_eval.runner.records import task_sample_line
@@ -79,7 +80,7 @@ class MultipleChoice(PromptMethod):
     def part_writer(self, handles, todo, records, prompts) -> Callable:
         return QuestionWriter(handles, todo, records, prompts)
 
-    def asker(self, adapter) -> Callable:
+    def asker(self, adapter: MLLMAdapter) -> Callable:
         length = max(adapter.max_new_tokens, MIN_NEW_TOKENS)
         return lambda images, asked: adapter.score_options_and_generate_multi(
             images, [[q.prompt for q in questions] for questions in asked],

@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 
 from torch.utils.data import DataLoader
 
+from focus_eval.adapters.mllm_interface import MLLMAdapter
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, dumps
 from focus_eval.runner.batching import MemoryAdaptiveBatches, join_lists
@@ -35,9 +36,9 @@ def collate_images(batch):
     return indices, join_images(images), bad, seconds
 
 
-def image_loader(adapter, items: Sequence[ImageItem], batch_size: int, num_workers: int) -> DataLoader:
+def image_loader(adapter: MLLMAdapter, items: Sequence[ImageItem], batch_size: int, num_workers: int) -> DataLoader:
     """Batches of ``items`` decoded (draft decoding, fundus crop) and, where the adapter splits its processor
-    (``image_processing``), run through the processor's image half, all in worker processes; on a GPU the
+    (``image_processing``, see ``WorkerImages``), run through the processor's image half, all in worker processes; on a GPU the
     batches arrive in pinned memory, so their copy to the device does not block."""
     split = getattr(adapter, "image_processing", None)
     workers = max(0, int(num_workers))
@@ -47,7 +48,7 @@ def image_loader(adapter, items: Sequence[ImageItem], batch_size: int, num_worke
                       prefetch_factor=PREFETCH if workers else None)
 
 
-def answer_images(adapter, items: Sequence[ImageItem], prompts: Sequence[Sequence[str]],
+def answer_images(adapter: MLLMAdapter, items: Sequence[ImageItem], prompts: Sequence[Sequence[str]],
                   write: Callable[[int, list[dict] | None, str | None], None], *, batch_size: int,
                   num_workers: int = 0, batches: MemoryAdaptiveBatches | None = None,
                   stages: StageClock | None = None, progress=None, ask: Callable | None = None) -> None:
@@ -174,7 +175,7 @@ class PromptMethod(Method):
         prepared = Path(options.data_root) if options.use_prepared and options.data_root else None
         return image_sources(records, prepared, decode_size(context.preset.preprocessing), context.state)
 
-    def answer(self, context: RunContext, adapter, units, share, todo, by_id, sources) -> None:
+    def answer(self, context: RunContext, adapter: MLLMAdapter, units, share, todo, by_id, sources) -> None:
         """Ask every pending (image, task) of this process's share, appending lines to its part files."""
         layout, rank = context.layout, context.state.process_index
         layout.parts_dir.mkdir(parents=True, exist_ok=True)
@@ -199,7 +200,7 @@ class PromptMethod(Method):
 
     # what a prompt method asks and how it reads the answers (the multiple-choice method asks questions)
 
-    def ask_all(self, context: RunContext, adapter, items, prompts, writer, bar) -> None:
+    def ask_all(self, context: RunContext, adapter: MLLMAdapter, items, prompts, writer, bar) -> None:
         """Ask ``prompts[i]`` of image ``items[i]`` for every item, calling ``writer`` per image."""
         answer_images(adapter, items, prompts, writer, batch_size=context.batch_size,
                       num_workers=context.num_workers, batches=context.batches, progress=bar,
@@ -212,7 +213,7 @@ class PromptMethod(Method):
     def part_writer(self, handles, todo, records, prompts) -> Callable[[int, list[dict] | None, str | None], None]:
         return PartWriter(handles, todo, records)
 
-    def asker(self, adapter) -> Callable | None:
+    def asker(self, adapter: MLLMAdapter) -> Callable | None:
         """The batched model call; None for ``score_and_generate_multi``."""
         return None
 

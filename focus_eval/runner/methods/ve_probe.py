@@ -21,5 +21,5 @@ class VisionEncoderProbe(LinearProbe):
 
     def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray, memo: dict):
         scores, preds, extra = super().predict(context, unit, x_test, memo)
-        encoder = context.adapter().image_encoder()
+        encoder = context.adapter().image_encoder()  # mllm_interface.VisionFeatures
         return scores, preds, {**extra, "vision_tower": encoder.architecture, "vision_pooling": encoder.pooling}
