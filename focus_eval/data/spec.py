@@ -4,9 +4,10 @@ function (targets, cohorts, split policy, group key, documented counts), declare
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from pathlib import Path
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
-from focus_eval.data.records import MODALITIES, TARGETS, ImageRecord
+from focus_eval.data.records import MODALITIES, TARGETS, DatasetLoad, ImageRecord
 from focus_eval.errors import FocusError
 
 Cohort = Callable[[ImageRecord], bool]
@@ -32,6 +33,12 @@ class ReaderSpec:
     then names the folder, at any depth below it, that holds this reader's part, so that the shared folder
     counts as this dataset only where that part is present. ``modality`` is the imaging modality of every
     record that does not set its own (``MODALITIES``; a reader of a mixed dataset sets it per record).
+    ``label_rules`` says, per label field, how the reader derives it from the dataset's own columns; every
+    load records it in its metadata.
+
+    What every reader shares lives here and in the registry, so that a reader states only what differs: the
+    registry calls ``read`` with an existing folder only (a missing one is a DataError naming the folder to
+    extract the archive into), a reader starts its load with ``new_load`` and ends it with ``finish_load``.
     """
 
     name: str
@@ -44,6 +51,7 @@ class ReaderSpec:
     folder: str | None = None
     part: str | None = None
     modality: str = "cfp"
+    label_rules: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self):
         where = f"reader spec {self.name!r}"
@@ -58,3 +66,35 @@ class ReaderSpec:
         if self.modality not in MODALITIES:
             raise FocusError(f"{where}: modality must be one of {', '.join(MODALITIES)}; got {self.modality!r}")
 
+
+    def new_load(self, folder: Path, warnings: Sequence[str] = ()) -> DatasetLoad:
+        """An empty load of this dataset read from ``folder``, with the reader's first warnings."""
+        return DatasetLoad(name=self.name, root=Path(folder), records=[], warnings=list(warnings))
+
+    def finish_load(self, load: DatasetLoad, label_files: str | Sequence[str] | Mapping[str, Any] | None = None,
+                    **metadata: Any) -> DatasetLoad:
+        """The metadata tail of every ``read``: ``label_file``, the label file's path or the paths of several
+        joined by ", " (nested mappings and empty entries allowed; None: none read); ``label_files`` when
+        they are given per split or part (a mapping); the spec's ``label_rules`` when it has any; then the
+        reader's own fields. Returns ``load``."""
+        if label_files is None:
+            load.metadata.setdefault("label_file", None)
+        elif isinstance(label_files, str):
+            load.metadata["label_file"] = label_files
+        else:
+            load.metadata["label_file"] = ", ".join(_paths(label_files))
+            if isinstance(label_files, Mapping):
+                load.metadata["label_files"] = label_files
+        if self.label_rules:
+            load.metadata["label_rules"] = self.label_rules
+        load.metadata.update(metadata)
+        return load
+
+
+def _paths(label_files: Sequence[str] | Mapping[str, Any]) -> Iterator[str]:
+    """The paths of a list or of a (nested) mapping of label files, in order, empty entries left out."""
+    for value in (label_files.values() if isinstance(label_files, Mapping) else label_files):
+        if isinstance(value, Mapping):
+            yield from _paths(value)
+        elif value:
+            yield value

@@ -33,19 +33,19 @@ SPEC = ReaderSpec(
     default_cohort="diabetic",
     group_key="patient_id",
     documented_counts={ALL_IMAGES: RELEASE_COUNTS["1.0.0"]},
+    label_rules={
+        "dr": "DR_ICDR >= 1",
+        "referable_dr": "DR_ICDR >= 2 or macular_edema == 1",
+        "glaucoma": "increased_cup_disc == 1 (a retinal specialist's cup/disc finding, not a glaucoma diagnosis)",
+        "laterality": "exam_eye 1 -> right, 2 -> left",
+        "dr_grade": "DR_ICDR",
+        "findings": "the 0/1 finding columns (drusens read as drusen); diabetic_retinopathy from DR_ICDR >= 1",
+        "abnormal": "any finding 1 -> 1; every finding 0 -> 0 (conditions: normal); an empty finding -> undefined",
+        "conditions": "the disease findings that are 1: " + ", ".join(
+            ("diabetic_retinopathy", "macular_edema", "amd", "vascular_occlusion", "hypertensive_retinopathy",
+             "retinal_detachment", "myopic_fundus", "increased_cup_disc")),
+    },
 )
-LABEL_RULES = {
-    "dr": "DR_ICDR >= 1",
-    "referable_dr": "DR_ICDR >= 2 or macular_edema == 1",
-    "glaucoma": "increased_cup_disc == 1 (a retinal specialist's cup/disc finding, not a glaucoma diagnosis)",
-    "laterality": "exam_eye 1 -> right, 2 -> left",
-    "dr_grade": "DR_ICDR",
-    "findings": "the 0/1 finding columns (drusens read as drusen); diabetic_retinopathy from DR_ICDR >= 1",
-    "abnormal": "any finding 1 -> 1; every finding 0 -> 0 (conditions: normal); an empty finding -> undefined",
-    "conditions": "the disease findings that are 1: " + ", ".join(
-        ("diabetic_retinopathy", "macular_edema", "amd", "vascular_occlusion", "hypertensive_retinopathy",
-         "retinal_detachment", "myopic_fundus", "increased_cup_disc")),
-}
 
 LABEL_FILES = ("labels.csv", "labels_brset.csv", "label_brset.csv")
 IMAGE_FOLDER = "fundus_photos"
@@ -90,8 +90,6 @@ DIABETES_CODES = {"yes": "yes", "no": "no"}
 def locate(folder: Path) -> tuple[Path, Path, list[str]]:
     """(label file, image folder, warnings): the shallowest label file that has fundus_photos/ beside it."""
     expected = f"{' or '.join(LABEL_FILES)} beside a {IMAGE_FOLDER}/ folder"
-    if not folder.is_dir():
-        raise DataError(f"dataset folder not found; expected {expected} under it", file=str(folder))
     candidates = find_files(folder, LABEL_FILES)
     if not candidates:
         raise DataError(f"no BRSET label file found; expected {expected} somewhere under {folder} (e.g. "
@@ -131,16 +129,15 @@ def read(folder: Path) -> DatasetLoad:
     findings = resolve_columns(headers, FINDING_COLUMNS, label, optional=FINDING_COLUMNS)
     used = set(columns.values()) | set(extras.values())
     passthrough = [h for h in headers if h and h not in used]
-    load = DatasetLoad(SPEC.name, folder, [], warnings=warnings)
+    load = SPEC.new_load(folder, warnings)
     read_rows(load, ImageMatcher(folder, label, photos), rows,
               lambda row: _listed(row, label, columns, extras, passthrough, findings))
     load.warnings += _warnings(load.records)
     version, version_source = detect_version(label, headers)
-    load.metadata.update({
-        "label_file": relative_to(folder, label), "version": version, "version_source": version_source,
-        "image_folder": relative_to(folder, photos), "label_rows": len(rows), "label_rules": LABEL_RULES,
-        "documented_counts": {ALL_IMAGES: RELEASE_COUNTS[version]} if version in RELEASE_COUNTS else {}})
-    return load
+    return SPEC.finish_load(
+        load, relative_to(folder, label), version=version, version_source=version_source,
+        image_folder=relative_to(folder, photos), label_rows=len(rows),
+        documented_counts={ALL_IMAGES: RELEASE_COUNTS[version]} if version in RELEASE_COUNTS else {})
 
 
 def _listed(row: dict, label: Path, columns: dict, extras: dict, passthrough: list[str],

@@ -48,13 +48,11 @@ LESIONS = {"microaneurysm": "MA", "hemorrhage": "HE", "hard_exudate": "EX", "cot
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
     grading, lesions = find_dirs(folder, (GRADING,)), find_dirs(folder, (LESIONS_PART,))
     if not grading and not lesions:
         raise DataError(f"no DDR part found; expected DDR-dataset/{GRADING}/ (with train.txt) or "
                         f"DDR-dataset/{LESIONS_PART}/ somewhere under {folder}", file=str(folder))
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     label_files = []
     for part, read_part in ((grading, _read_grading), (lesions, _read_lesions)):
         if not part:
@@ -63,8 +61,7 @@ def read(folder: Path) -> DatasetLoad:
             continue
         for release_split, split in SPLITS.items():
             label_files += read_part(folder, part[0], release_split, split, load)
-    load.metadata["label_file"] = ", ".join(label_files)
-    return load
+    return SPEC.finish_load(load, label_files)
 
 
 def _child(parent: Path, names: tuple[str, ...]) -> Path | None:

@@ -43,6 +43,13 @@ SPEC = ReaderSpec(
     official_split=True,
     # the release: 2,000 regular photographs (1,200 / 400 / 400) and 256 UWF images (154 / 50 / 52)
     documented_counts={},
+    label_rules={
+        "dr_grade": "regular: the filled eye column (left_eye_DR_Level / right_eye_DR_Level), or DR_Levels; "
+                    "UWF: DR_level or UWF_DR_Levels, 5 (ungradable) -> none",
+        "laterality": "the l/r of the image id (UWF: position); unknown where the filled eye column names the "
+                      "other eye",
+        "quality": "Overall quality 1 -> adequate, 0 -> inadequate",
+    },
 )
 
 
@@ -75,19 +82,11 @@ UNGRADABLE = 5
 IMAGE_ID = re.compile(r"^(\d+)_([lr])\d+$", re.IGNORECASE)
 QUALITY = {"1": "adequate", "0": "inadequate"}
 POSITION = {"left_eye": "left", "right_eye": "right"}
-LABEL_RULES = {
-    "dr_grade": "regular: the filled eye column (left_eye_DR_Level / right_eye_DR_Level), or DR_Levels; "
-                "UWF: DR_level or UWF_DR_Levels, 5 (ungradable) -> none",
-    "laterality": "the l/r of the image id (UWF: position); unknown where the filled eye column names the other eye",
-    "quality": "Overall quality 1 -> adequate, 0 -> inadequate",
-}
 
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=[])
+    load = SPEC.new_load(folder)
     label_files, swapped = {}, []
     for part in PARTS:
         found = find_files(folder, list(part.label_files))
@@ -104,9 +103,7 @@ def read(folder: Path) -> DatasetLoad:
     if swapped:
         load.warnings.append(f"{len(swapped)} image(s) whose filled eye column names the other eye than the "
                              f"image id (laterality left unknown): {', '.join(swapped[:5])}")
-    load.metadata.update({"label_file": ", ".join(label_files.values()), "label_files": label_files,
-                          "label_rules": LABEL_RULES})
-    return load
+    return SPEC.finish_load(load, label_files)
 
 
 def _has_folder(folder: Path, part: Part) -> bool:

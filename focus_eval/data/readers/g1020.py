@@ -32,7 +32,7 @@ _BINARY = {"0": 0, "1": 1}
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     labels = find_label_file(folder, LABEL_FILES, "G1020 label file", load.warnings)
     image_dir = _image_dir(labels)
     headers, rows = read_csv_rows(labels)
@@ -46,8 +46,7 @@ def read(folder: Path) -> DatasetLoad:
 
     read_rows(load, ImageMatcher(folder, labels, image_dir), rows, listed)
     load.warnings.append("G1020 has no patient id: images of one patient may fall into different splits")
-    load.metadata.update({"label_file": str(labels), "image_folder": str(image_dir)})
-    return load
+    return SPEC.finish_load(load, str(labels), image_folder=str(image_dir))
 
 
 def _image_dir(labels: Path) -> Path:

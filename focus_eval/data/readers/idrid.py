@@ -44,9 +44,7 @@ EDEMA_RISKS = (0, 1, 2)
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     label_files = {}
     for split, (label_names, image_dir_names) in SPLITS.items():
         label_file = find_label_file(folder, label_names, f"IDRiD {split} label file "
@@ -57,8 +55,7 @@ def read(folder: Path) -> DatasetLoad:
                             f"of the {split} label file", file=str(label_file))
         label_files[split] = relative_to(folder, label_file)
         _read_split(folder, split, label_file, image_dir, load)
-    load.metadata.update({"label_file": ", ".join(label_files.values()), "label_files": label_files})
-    return load
+    return SPEC.finish_load(load, label_files)
 
 
 def _read_split(folder: Path, split: str, label_file: Path, image_dir: Path, load: DatasetLoad) -> None:

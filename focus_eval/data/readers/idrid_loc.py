@@ -54,9 +54,7 @@ COLUMNS = {"image": ("Image No", "Image name"), "x": ("X- Coordinate", "X-Coordi
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     label_files = {}
     for split, files in CENTRE_FILES.items():
         found = {landmark: find_label_file(folder, names, f"IDRiD {split} {landmark} centre file "
@@ -65,9 +63,7 @@ def read(folder: Path) -> DatasetLoad:
         image_dir = _image_dir(folder, found["disc"], split)
         label_files[split] = {k: relative_to(folder, v) for k, v in found.items()}
         _read_split(folder, split, found, image_dir, load)
-    load.metadata.update(label_file=", ".join(f for per in label_files.values() for f in per.values()),
-                         label_files=label_files)
-    return load
+    return SPEC.finish_load(load, label_files)
 
 
 def _image_dir(folder: Path, label_file: Path, split: str) -> Path:

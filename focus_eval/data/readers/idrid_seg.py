@@ -52,19 +52,16 @@ DISC = ("5. Optic Disc", "OD")
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
     truths = find_dirs(folder, (TRUTHS,))
     if not truths:
         raise DataError(f"no IDRiD segmentation ground truths found; expected {PART}/{TRUTHS}/ somewhere under "
                         f"{folder}", file=str(folder))
     part = truths[0].parent
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     for split, split_dir in SPLIT_DIRS.items():
         image_dir = _one_dir(part / ORIGINALS, split_dir)
         _read_split(folder, split, image_dir, _one_dir(truths[0], split_dir), load)
-    load.metadata["label_file"] = relative_to(folder, truths[0])
-    return load
+    return SPEC.finish_load(load, relative_to(folder, truths[0]))
 
 
 def _one_dir(parent: Path, name: str) -> Path:

@@ -26,6 +26,10 @@ SPEC = ReaderSpec(
     # counted from the image paths of the public release
     documented_counts={ALL_IMAGES: {"n": 1000, "dr_pos": 106, "dr_neg": 658, "referable_dr_pos": 88,
                                     "referable_dr_neg": 676}},
+    label_rules={
+        "abnormal": "0.0.Normal -> 0 (conditions: normal); every other class folder -> 1",
+        "conditions": "the class folder (one per image), e.g. 1.0.DR2; 0.0.Normal -> normal",
+    },
 )
 
 ROOT_DIR = "1000images"
@@ -53,10 +57,6 @@ REFERABLE_DR_NEGATIVE_FOLDERS = ("0.3.DR1",) + NEGATIVE_FOLDERS
 
 _CANONICAL = {name.lower(): name for name in CLASS_FOLDERS}
 NORMAL_FOLDER = "0.0.Normal"
-LABEL_RULES = {
-    "abnormal": "0.0.Normal -> 0 (conditions: normal); every other class folder -> 1",
-    "conditions": "the class folder (one per image), e.g. 1.0.DR2; 0.0.Normal -> normal",
-}
 
 
 def condition_of(class_folder: str) -> str:
@@ -75,10 +75,7 @@ def labels_for(class_folder: str) -> tuple[int | None, int | None]:
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     root, warnings = _root(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=warnings, metadata={
-        "image_folder": str(root), "label_file": None,
-        "label_rule": "class folder; see DR_POSITIVE_FOLDERS, EXCLUDED_FOLDERS, NEGATIVE_FOLDERS in "
-                      "focus_eval.data.readers.jsiec", "label_rules": LABEL_RULES})
+    load = SPEC.new_load(folder, warnings)
     for entry in sorted(root.iterdir()):
         if entry.is_file():
             if is_image_name(entry.name):
@@ -94,7 +91,9 @@ def read(folder: Path) -> DatasetLoad:
             raise DataError(f"unknown class folder {entry.name!r}; expected one of the 39 JSIEC1000 classes "
                             f"({CLASS_FOLDERS[0]!r} ... {CLASS_FOLDERS[-1]!r})", file=str(entry))
         _read_class(load, entry, class_folder)
-    return load
+    return SPEC.finish_load(load, None, image_folder=str(root),
+                            label_rule="class folder; see DR_POSITIVE_FOLDERS, EXCLUDED_FOLDERS, NEGATIVE_FOLDERS "
+                                       "in focus_eval.data.readers.jsiec")
 
 
 def _read_class(load: DatasetLoad, directory: Path, class_folder: str) -> None:
@@ -113,8 +112,6 @@ def _read_class(load: DatasetLoad, directory: Path, class_folder: str) -> None:
 
 def _root(folder: Path) -> tuple[Path, list[str]]:
     """The shallowest folder (``folder`` itself or a ``1000images`` below it) that holds class folders."""
-    if not folder.is_dir():
-        raise DataError(f"dataset folder not found; expected {folder}/{ROOT_DIR}/<class folders>", file=str(folder))
     candidates = [d for d in [folder, *find_dirs(folder, [ROOT_DIR])] if _holds_classes(d)]
     if not candidates:
         raise DataError(f"no JSIEC1000 class folders found; expected {folder}/{ROOT_DIR}/0.0.Normal and the "

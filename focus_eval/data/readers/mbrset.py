@@ -27,14 +27,14 @@ SPEC = ReaderSpec(
     group_key="patient",
     # PhysioNet v1.0: 5,164 label rows, 985.1.jpg missing
     documented_counts={ALL_IMAGES: {"n": 5163, "dr_pos": 1134, "referable_dr_pos": 895}},
+    label_rules={
+        "dr": "final_icdr >= 1 (rows without final_icdr excluded)",
+        "referable_dr": "final_icdr >= 2 or final_edema == yes (rows without final_icdr excluded; "
+                        "final_icdr < 2 with no edema value excluded)",
+        "laterality": "the laterality column (right / left)",
+        "dr_grade": "final_icdr",
+    },
 )
-LABEL_RULES = {
-    "dr": "final_icdr >= 1 (rows without final_icdr excluded)",
-    "referable_dr": "final_icdr >= 2 or final_edema == yes (rows without final_icdr excluded; "
-                    "final_icdr < 2 with no edema value excluded)",
-    "laterality": "the laterality column (right / left)",
-    "dr_grade": "final_icdr",
-}
 
 LABEL_FILES = ("labels_mbrset.csv", "dataframe_brsetmobile.csv")
 COLUMNS = {
@@ -78,13 +78,11 @@ def read(folder: Path) -> DatasetLoad:
     passthrough = [h for h in headers if h and h not in set(columns.values()) - {columns.get("laterality")}]
     base = safe_path(folder, label.parent, label, None)
     index, warnings = image_index(base)
-    load = DatasetLoad(SPEC.name, folder, [], warnings=warnings)
+    load = SPEC.new_load(folder, warnings)
     read_rows(load, ImageMatcher(folder, label, base, images=index), rows,
               lambda row: _listed(row, label, columns, passthrough))
     load.warnings += _implausible_ages(load.records)
-    load.metadata.update({"label_file": relative_to(folder, label), "version": _version(label),
-                          "label_rows": len(rows), "label_rules": LABEL_RULES})
-    return load
+    return SPEC.finish_load(load, relative_to(folder, label), version=_version(label), label_rows=len(rows))
 
 
 def _implausible_ages(records: list[ImageRecord], low: float = 18.0, high: float = 100.0) -> list[str]:

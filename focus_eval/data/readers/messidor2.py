@@ -54,7 +54,7 @@ def read(folder: Path) -> DatasetLoad:
     headers, rows = read_csv_rows(labels)
     columns = resolve_columns(headers, ALIASES, labels, optional=("gradable",))
     image_dir = _image_dir(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     pairing = find_files(folder, PAIRING_FILES)
     if pairing:
         exams = _exams(pairing[0], load.warnings)
@@ -70,9 +70,8 @@ def read(folder: Path) -> DatasetLoad:
     if image_dir.name.lower() == "preprocess":
         load.warnings.append("the images are the Kaggle preprocessed copies (cropped and resized), not the ADCIS "
                              "originals")
-    load.metadata.update({"label_file": str(labels), "pairing_file": str(pairing[0]) if pairing else None,
-                          "image_folder": str(image_dir), "layout": "adcis" if pairing else "kaggle-preprocess"})
-    return load
+    return SPEC.finish_load(load, str(labels), pairing_file=str(pairing[0]) if pairing else None,
+                            image_folder=str(image_dir), layout="adcis" if pairing else "kaggle-preprocess")
 
 
 def _listed(labels: Path, row: dict, columns: dict, exams: dict[str, str]) -> Listed:

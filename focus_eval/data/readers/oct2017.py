@@ -27,15 +27,15 @@ SPEC = ReaderSpec(
     modality="oct",
     # the published figures of the release (Kermany et al. 2018): 108,312 training and 1,000 test B-scans
     documented_counts={"test": {"n": 1000}},
+    label_rules={
+        "abnormal": "class folder NORMAL -> 0; CNV, DME, DRUSEN -> 1",
+        "conditions": "the class folder (one per image): CNV, DME, DRUSEN; NORMAL -> normal",
+    },
 )
 
 CLASSES = ("CNV", "DME", "DRUSEN", "NORMAL")
 # release folder -> split; val/ of some copies holds training-pool images
 SPLIT_FOLDERS = {"train": "train", "val": "train", "test": "test"}
-LABEL_RULES = {
-    "abnormal": "class folder NORMAL -> 0; CNV, DME, DRUSEN -> 1",
-    "conditions": "the class folder (one per image): CNV, DME, DRUSEN; NORMAL -> normal",
-}
 
 
 def condition_of(label: str) -> str:
@@ -46,9 +46,7 @@ def condition_of(label: str) -> str:
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     root, warnings = _root(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=warnings, metadata={
-        "image_folder": str(root), "label_file": None, "label_rules": LABEL_RULES,
-        "label_rule": "class folder; see focus_eval.data.readers.oct2017"})
+    load = SPEC.new_load(folder, warnings)
     for entry in sorted(p for p in root.iterdir() if p.is_dir()):
         split = SPLIT_FOLDERS.get(entry.name.strip().lower())
         if split is None:
@@ -63,7 +61,8 @@ def read(folder: Path) -> DatasetLoad:
     if not load.records and not load.skipped:
         raise DataError(f"no B-scans found under {root}; expected train/<class>/<CLASS>-<patient>-<n>.jpeg",
                         file=str(root))
-    return load
+    return SPEC.finish_load(load, None, image_folder=str(root),
+                            label_rule="class folder; see focus_eval.data.readers.oct2017")
 
 
 def _add(load: DatasetLoad, folder: Path, source: str, split: str, label: str, path: Path) -> None:
@@ -81,8 +80,6 @@ def _add(load: DatasetLoad, folder: Path, source: str, split: str, label: str, p
 
 def _root(folder: Path) -> tuple[Path, list[str]]:
     """The shallowest folder under ``folder`` that holds a ``train`` or ``test`` folder of class folders."""
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
     candidates = [d.parent for d in find_dirs(folder, ["train", "test"])
                   if any((d / c).is_dir() or (d / c.lower()).is_dir() for c in CLASSES)]
     if not candidates:

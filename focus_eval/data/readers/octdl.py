@@ -27,6 +27,11 @@ SPEC = ReaderSpec(
     modality="oct",
     # the class counts of the published release
     documented_counts={ALL_IMAGES: {"n": 2064}},
+    label_rules={
+        "abnormal": "disease NO -> 0; AMD, DME, ERM, RAO, RVO, VID -> 1",
+        "conditions": "the disease code (one per image); NO -> normal",
+        "laterality": "eye OD -> right, OS -> left",
+    },
 )
 
 LABEL_FILE = "OCTDL_labels.csv"
@@ -36,11 +41,6 @@ COLUMNS = {"file": ("file_name",), "disease": ("disease",), "patient": ("patient
 OPTIONAL = ("subcategory", "eye", "sex")
 EYES = {"OD": "right", "OS": "left", "R": "right", "L": "left", "right": "right", "left": "left"}
 SEXES = {"M": "male", "F": "female", "male": "male", "female": "female"}  # any case
-LABEL_RULES = {
-    "abnormal": "disease NO -> 0; AMD, DME, ERM, RAO, RVO, VID -> 1",
-    "conditions": "the disease code (one per image); NO -> normal",
-    "laterality": "eye OD -> right, OS -> left",
-}
 
 
 def condition_of(disease: str) -> str:
@@ -50,7 +50,7 @@ def condition_of(disease: str) -> str:
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=[])
+    load = SPEC.new_load(folder)
     label_file = find_label_file(folder, [LABEL_FILE], "OCTDL label file", load.warnings)
     headers, rows = read_csv_rows(label_file)
     found = resolve_columns(headers, COLUMNS, label_file, optional=OPTIONAL)
@@ -70,8 +70,7 @@ def read(folder: Path) -> DatasetLoad:
         return Listed(with_extension(name), Path(name).stem, line, fields)
 
     read_rows(load, ImageMatcher(folder, label_file, folder, recursive=True), rows, listed)
-    load.metadata.update({"label_file": label_file.relative_to(folder).as_posix(), "label_rules": LABEL_RULES})
-    return load
+    return SPEC.finish_load(load, label_file.relative_to(folder).as_posix())
 
 
 def _coded(row: dict, found: dict, concept: str, codes: dict, label_file: Path, line: int) -> str | None:

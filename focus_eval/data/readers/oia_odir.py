@@ -40,6 +40,16 @@ SPEC = ReaderSpec(
     official_split=True,
     # the published parts: 3,500 / 500 / 1,000 patients, two images each
     documented_counts={},
+    label_rules={
+        "conditions": "per eye, each diagnostic keyword by KEYWORD_RULES (normal fundus -> normal; quality remarks "
+                      "-> none; unmatched -> other); normal is dropped beside any other condition; no keyword "
+                      "but quality remarks -> unknown",
+        "abnormal": "conditions normal -> 0, any other condition -> 1",
+        "dr": "diabetic_retinopathy among the eye's conditions -> 1, else 0",
+        "glaucoma": "a glaucoma keyword -> 1 ('suspected glaucoma' alone -> unknown), else 0",
+        "laterality": "the image file name (<ID>_left / <ID>_right)",
+        "quality": "a remark of INADEQUATE_REMARKS -> inadequate, else unknown",
+    },
 )
 
 PARTS = (("train", "training annotation (English).xlsx"), ("val", "off-site test annotation (English).xlsx"),
@@ -69,16 +79,6 @@ INADEQUATE_REMARKS = QUALITY_REMARKS[1:]  # dust on the lens leaves the fundus r
 FLAG_OF = {"diabetic_retinopathy": "D", "glaucoma": "G", "cataract": "C", "amd": "A",
            "hypertensive_retinopathy": "H", "myopia": "M", "other": "O"}
 SEPARATORS = re.compile(r"[，,]")
-LABEL_RULES = {
-    "conditions": "per eye, each diagnostic keyword by KEYWORD_RULES (normal fundus -> normal; quality remarks "
-                  "-> none; unmatched -> other); normal is dropped beside any other condition; no keyword "
-                  "but quality remarks -> unknown",
-    "abnormal": "conditions normal -> 0, any other condition -> 1",
-    "dr": "diabetic_retinopathy among the eye's conditions -> 1, else 0",
-    "glaucoma": "a glaucoma keyword -> 1 ('suspected glaucoma' alone -> unknown), else 0",
-    "laterality": "the image file name (<ID>_left / <ID>_right)",
-    "quality": "a remark of INADEQUATE_REMARKS -> inadequate, else unknown",
-}
 
 
 @dataclass(frozen=True)
@@ -119,7 +119,7 @@ def eye_labels(cell: str | None) -> EyeLabels:
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=[])
+    load = SPEC.new_load(folder)
     label_files, disagreeing = {}, set()
     for split, name in PARTS:
         label_file = find_label_file(folder, [name], f"OIA-ODIR {split} annotation", load.warnings)
@@ -131,9 +131,7 @@ def read(folder: Path) -> DatasetLoad:
     if disagreeing:
         load.warnings.append(f"{len(disagreeing)} patient(s) have an eye condition whose patient-level flag is 0 "
                              f"(eye labels come from the keywords), e.g. {sorted(disagreeing)[0]}")
-    load.metadata.update({"label_file": ", ".join(label_files.values()), "label_files": label_files,
-                          "label_rules": LABEL_RULES})
-    return load
+    return SPEC.finish_load(load, label_files)
 
 
 def _read_part(load: DatasetLoad, folder: Path, split: str, label_file: Path, image_dir: Path,

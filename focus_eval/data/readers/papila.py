@@ -27,8 +27,8 @@ SPEC = ReaderSpec(
     group_key="numeric patient id from #NNN / RETNNN",
     # 488 images, 333 healthy eyes (code 0); the glaucoma/suspect split is not documented reliably.
     documented_counts={ALL_IMAGES: {"n": 488, "glaucoma_neg": 333}},
+    label_rules={"glaucoma": "Diagnosis == 1 (glaucoma) vs 0 (healthy); 2 (suspect) excluded"},
 )
-LABEL_RULES = {"glaucoma": "Diagnosis == 1 (glaucoma) vs 0 (healthy); 2 (suspect) excluded"}
 
 CLINICAL_FILES = {"OD": "patient_data_od.xlsx", "OS": "patient_data_os.xlsx"}
 IMAGE_FOLDER = "FundusImages"
@@ -91,16 +91,15 @@ def read(folder: Path) -> DatasetLoad:
     clinical, images = locate(folder)
     images = safe_path(folder, images, clinical["OD"], None)
     index = {name: path for name, path in file_index(images).items() if " " not in name}
-    load = DatasetLoad(SPEC.name, folder, [])
+    load = SPEC.new_load(folder)
     for eye, path in clinical.items():
         # each file lists the images of one eye, so it is matched against that eye's files only
         eye_images = {name: image for name, image in index.items() if Path(name).stem.endswith(eye.lower())}
         read_rows(load, ImageMatcher(folder, path, images, images=eye_images), clinical_rows(path),
                   lambda item, eye=eye, path=path: _listed(item, eye, path))
     load.warnings += _warnings(load.records)
-    load.metadata.update({"label_file": ", ".join(relative_to(folder, p) for p in clinical.values()),
-                          "version": _version(clinical["OD"]), "label_rules": LABEL_RULES})
-    return load
+    return SPEC.finish_load(load, [relative_to(folder, p) for p in clinical.values()],
+                            version=_version(clinical["OD"]))
 
 
 def _version(clinical: Path) -> str:

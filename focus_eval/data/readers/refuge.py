@@ -40,15 +40,13 @@ KAGGLE_FIELDS = {"image": "imgname", "label": "label"}
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
     official = find_dirs(folder, TRAIN_FOLDERS)
     kaggle = _kaggle_indexes(folder)
     if not official and not kaggle:
         raise DataError("no REFUGE layout found; expected 'Training400/Glaucoma/', 'REFUGE-Validation400/' and "
                         "'Test400/' (official release) or 'REFUGE/{train,val,test}/index.json' (Kaggle bundle) "
                         f"somewhere under {folder}", file=str(folder))
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     if official:
         if kaggle:
             load.warnings.append(f"both the official REFUGE release and the Kaggle bundle are under {folder}; "
@@ -88,7 +86,7 @@ def _read_official(folder: Path, train_dir: Path, load: DatasetLoad) -> None:
         label_files[split] = relative_to(folder, workbook[0])
         images = ImageMatcher(folder, workbook[0], image_dirs[0], recursive=True)
         _read_workbook(load, split, spec["label"], images)
-    _set_label_files(load, label_files)
+    SPEC.finish_load(load, label_files)
 
 
 def _read_workbook(load: DatasetLoad, split: str, label_names: tuple[str, ...], images: ImageMatcher) -> None:
@@ -142,7 +140,7 @@ def _read_kaggle(folder: Path, indexes: dict[str, Path], load: DatasetLoad) -> N
             continue
         label_files[split] = relative_to(folder, index)
         _read_index(load, split, entries, ImageMatcher(folder, index, image_dirs[0]))
-    _set_label_files(load, label_files)
+    SPEC.finish_load(load, label_files)
 
 
 def _kaggle_test_labels(load: DatasetLoad, folder: Path, index: Path, image_dir: Path) -> str | None:
@@ -224,10 +222,3 @@ def _read_index(load: DatasetLoad, split: str, entries: list[tuple[int | None, d
         return Listed(name, image_id, position, dict(split=split, glaucoma=label, extra=extra))
 
     read_rows(load, images, entries, listed)
-
-
-# ---- shared ----
-
-def _set_label_files(load: DatasetLoad, label_files: dict[str, str | None]) -> None:
-    load.metadata["label_files"] = label_files
-    load.metadata["label_file"] = ", ".join(f for f in label_files.values() if f)

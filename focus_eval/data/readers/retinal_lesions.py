@@ -52,7 +52,7 @@ EYES = {"left": "left", "right": "right"}
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     label_file = find_label_file(folder, (LABEL_FILE,), f"Retinal-Lesions label file "
                                  f"(retinal-lesions-v20191227/{LABEL_FILE})", load.warnings)
     image_dir = find_dir_near(label_file, folder, (IMAGE_DIR,))
@@ -89,8 +89,7 @@ def read(folder: Path) -> DatasetLoad:
     if stray:
         load.warnings.append(f"{len(stray)} mask folder(s) in {mask_dir} have no row in {LABEL_FILE} "
                              f"(e.g. {stray[0]}); not read")
-    load.metadata["label_file"] = relative_to(folder, label_file)
-    return load
+    return SPEC.finish_load(load, relative_to(folder, label_file))
 
 
 def _mask_files(mask_dir: Path, load: DatasetLoad) -> dict[str, dict[str, Path]]:

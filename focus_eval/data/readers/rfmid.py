@@ -24,6 +24,10 @@ SPEC = ReaderSpec(
         "val": {"n": 640, "dr_pos": 132, "referable_dr_pos": 1},
         "test": {"n": 640, "dr_pos": 124, "referable_dr_pos": 2},
     },
+    label_rules={
+        "abnormal": "Disease_Risk (1 -> 1, 0 -> 0; conditions of a 0 row: normal)",
+        "conditions": "the disease columns that are 1 (codes as in the release, e.g. DR, ARMD, MH)",
+    },
 )
 REFERABLE_DR_COLUMN = "CME"
 
@@ -50,16 +54,12 @@ RISK_COLUMN = "Disease_Risk"
 # The 45 disease columns of RFMiD 1.0 after Disease_Risk (codes as the release writes them).
 DISEASE_COLUMNS = tuple("DR ARMD MH DN MYA BRVO TSLN ERM LS MS CSR ODC CRVO TV AH ODP ODE ST AION PT RT RS CRS EDN "
                         "RPEC MHL RP CWS CB ODPM PRH MNF HR CRAO TD CME PTCR CF VH MCA VS BRAO PLQ HPED CL".split())
-LABEL_RULES = {
-    "abnormal": "Disease_Risk (1 -> 1, 0 -> 0; conditions of a 0 row: normal)",
-    "conditions": "the disease columns that are 1 (codes as in the release, e.g. DR, ARMD, MH)",
-}
 
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     layout, warnings = _detect_layout(folder)
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[], warnings=warnings)
+    load = SPEC.new_load(folder, warnings)
     label_files = {}
     for split, (label_names, image_dir_names) in LAYOUTS[layout].items():
         label_file = find_label_file(folder, label_names, f"RFMiD {split} label file", load.warnings)
@@ -70,15 +70,8 @@ def read(folder: Path) -> DatasetLoad:
         label_files[split] = relative_to(folder, label_file)
         read_split(load, folder, split, label_file, image_dir, columns=COLUMNS, extension=".png",
                    fields=lambda row, line, file=label_file: disease_fields(row, file, line))
-    load.metadata.update({
-        "layout": layout,
-        "label_file": ", ".join(label_files.values()),
-        "label_files": label_files,
-        "referable_dr_column": REFERABLE_DR_COLUMN,
-        "referable_dr_proxy": True,
-        "label_rules": LABEL_RULES,
-    })
-    return load
+    return SPEC.finish_load(load, label_files, layout=layout, referable_dr_column=REFERABLE_DR_COLUMN,
+                            referable_dr_proxy=True)
 
 
 def disease_fields(row: dict, label_file: Path, line: int) -> dict:
@@ -96,8 +89,6 @@ def disease_fields(row: dict, label_file: Path, line: int) -> dict:
 
 def _detect_layout(folder: Path) -> tuple[str, list[str]]:
     """The layout whose label files are present; the official one when both are, with a warning."""
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
     present = [name for name, splits in LAYOUTS.items()
                if find_files(folder, [n for names, _ in splits.values() for n in names])]
     if not present:

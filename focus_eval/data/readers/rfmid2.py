@@ -43,9 +43,7 @@ COLUMN_FIXES = {"OPDM": "ODPM"}
 
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
-    if not folder.is_dir():
-        raise DataError("dataset folder not found", file=str(folder))
-    load = DatasetLoad(name=SPEC.name, root=folder, records=[])
+    load = SPEC.new_load(folder)
     label_files, proxy_columns = {}, set()
     for split, name in LABEL_FILES.items():
         label_file = find_label_file(folder, [name], LABEL_FILE_WHAT, load.warnings)
@@ -55,14 +53,8 @@ def read(folder: Path) -> DatasetLoad:
     if len(proxy_columns) > 1:
         raise DataError(f"the splits name the macular-edema column differently ({sorted(proxy_columns)})",
                         file=str(folder))
-    load.metadata.update({
-        "label_file": ", ".join(label_files.values()),
-        "label_files": label_files,
-        "encoding": ENCODING,
-        "referable_dr_column": proxy_columns.pop(),
-        "referable_dr_proxy": True,
-    })
-    return load
+    return SPEC.finish_load(load, label_files, encoding=ENCODING, referable_dr_column=proxy_columns.pop(),
+                            referable_dr_proxy=True)
 
 
 def _extra(row: dict) -> dict:
