@@ -1,6 +1,7 @@
 """The one way focus-eval writes a file that others read: a unique temporary file beside the target, flushed to
 disk, then renamed over it (readers see the old or the new file, never half of one), plus an advisory lock
-(``filelock``) for read-modify-write of a shared file, and JSON Lines reading and writing (``jsonlines``)."""
+(``filelock``) for read-modify-write of a shared file, JSON Lines reading and writing (``jsonlines``), and the one
+YAML reader for every file a user can hand in (safe types only, no aliases, bounded size)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
+
+import yaml
 
 LOCK_TIMEOUT_S = 600.0
 
@@ -84,3 +87,31 @@ def read_jsonl_rows(path: str | os.PathLike) -> Iterator[tuple[int, Any | None, 
         except (jsonlines.InvalidLineError, UnicodeDecodeError) as exc:
             torn = torn_tail and number == len(lines)
             yield number, None, "a torn last line (an interrupted write)" if torn else f"not valid JSON ({exc})"
+
+
+# A task, preset, card, run or grid file is a few kilobytes; anything far larger is not one.
+MAX_YAML_BYTES = 4 * 1024 * 1024
+
+
+class NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing aliases (``*name``): a few bytes of aliases can expand to gigabytes once
+    the value is written out or hashed ("billion laughs"), and no focus-eval file needs them."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here: write the value "
+                                              "out in full", mark)
+        return super().compose_node(parent, index)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML ``text`` with the safe loader, refusing aliases (and so merge keys ``<<: *base``) and texts over
+    MAX_YAML_BYTES. Errors are ``yaml.YAMLError`` for the caller to report with its file's name."""
+    if len(text) > MAX_YAML_BYTES:
+        raise yaml.YAMLError(f"{len(text)} characters; a YAML file here is at most {MAX_YAML_BYTES} bytes")
+    loader = NoAliasLoader(text)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()

@@ -14,6 +14,7 @@ import yaml
 
 from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
+from focus_eval.files import load_yaml
 from focus_eval.registry import Registry, entry_point_folders, suggest
 from focus_eval.resources import resource_dir
 
@@ -133,7 +134,7 @@ def resolve_model(model: str, models_path: Iterable[str | os.PathLike] = ()) -> 
 def _coerce(value: str) -> Any:
     """A --model-args value: YAML scalar rules (true, 3, 0.5, null), else the string itself."""
     try:
-        parsed = yaml.safe_load(value)
+        parsed = load_yaml(value)
     except yaml.YAMLError:
         return value
     return parsed if isinstance(parsed, (bool, int, float, type(None))) else value
@@ -157,7 +158,7 @@ def parse_model_args(text: str | None) -> dict[str, Any]:
 def read_preset_file(path: Path) -> dict[str, Any]:
     """The raw mapping of one preset file; a missing file, bad YAML or an unknown key names the file."""
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise FocusError(f"model preset file {path}: cannot read ({exc.strerror})") from None
     except yaml.YAMLError as exc:

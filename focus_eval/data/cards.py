@@ -14,6 +14,7 @@ import yaml
 
 from focus_eval.data.records import SPLITS, TARGETS
 from focus_eval.errors import DataError, FocusError
+from focus_eval.files import load_yaml
 from focus_eval.registry import suggest
 
 CARD_FILE = "dataset.yaml"
@@ -124,7 +125,7 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
     """Read and check a card; ``name`` (from ``--dataset-path NAME=``) must agree with the card's own."""
     path = Path(path).resolve()
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise DataError(f"cannot read the dataset card ({exc.strerror})", file=str(path)) from None
     except yaml.YAMLError as exc:

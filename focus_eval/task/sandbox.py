@@ -20,11 +20,15 @@ RENDER_SECONDS = 1.0
 MAX_CHARS = 16_384
 # The largest integer a template may compute, in bits (about 77 decimal digits).
 MAX_INT_BITS = 256
+# The most characters a value passed to a filter, call or output may hold once written out, counted through its
+# nested lists and mappings (a list of 16,000 references to one 16,000-character string is 256 million).
+MAX_DEEP_CHARS = 4 * MAX_CHARS
 # Statements that reach other templates: a prompt is self-contained and the sandbox has no loader.
 FORBIDDEN = {nodes.Include: "{% include %}", nodes.Import: "{% import %}", nodes.FromImport: "{% from %}",
              nodes.Extends: "{% extends %}"}
 _LOOP = "_focus_loop"  # the filter every {% for %} iterable passes through
 _CHECKED = "_focus_checked"  # the filter every ~ concatenation passes through
+_SIZED = "_focus_sized"  # the filter every operand of a ~ concatenation passes through before it is written out
 _NUMBER = re.compile(r"\d+")
 
 
@@ -39,11 +43,13 @@ class PromptSandbox(SandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def __init__(self) -> None:
-        super().__init__(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True)
+        super().__init__(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=True,
+                         finalize=_sized)
         self._state = threading.local()
         self.filters = {name: _bounded_filter(self, f) for name, f in self.filters.items()}
         self.filters[_LOOP] = self._loop
         self.filters[_CHECKED] = self.checked
+        self.filters[_SIZED] = _sized
 
     # -- compile time: forbid other templates, route loops and concatenations through the checks --------------
     def _parse(self, source: str, name: str | None, filename: str | None) -> nodes.Template:
@@ -58,8 +64,12 @@ class PromptSandbox(SandboxedEnvironment):
             for field in parent.fields:
                 value = getattr(parent, field)
                 if isinstance(value, nodes.Concat):
+                    value.nodes = [nodes.Filter(v, _SIZED, [], [], None, None, lineno=v.lineno) for v in value.nodes]
                     setattr(parent, field, nodes.Filter(value, _CHECKED, [], [], None, None, lineno=value.lineno))
                 elif isinstance(value, list):
+                    for v in value:
+                        if isinstance(v, nodes.Concat):
+                            v.nodes = [nodes.Filter(n, _SIZED, [], [], None, None, lineno=n.lineno) for n in v.nodes]
                     value[:] = [nodes.Filter(v, _CHECKED, [], [], None, None, lineno=v.lineno)
                                 if isinstance(v, nodes.Concat) else v for v in value]
         tree.set_environment(self)
@@ -89,13 +99,23 @@ class PromptSandbox(SandboxedEnvironment):
     def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (Jinja's own)
         __self.tick()
         _check_arguments([*args, *kwargs.values()])
+        _check_growth(getattr(__obj, "__name__", ""), getattr(__obj, "__self__", None), args, kwargs)
         return __self.checked(super().call(__context, __obj, *args, **kwargs))
 
     def wrap_str_format(self, value: Any) -> Callable[..., str] | None:
         wrapped = super().wrap_str_format(value)
-        if wrapped is not None:  # ``value`` is a str's format or format_map method
-            _check_format(value.__self__)
-        return wrapped
+        if wrapped is None:
+            return None
+        # ``value`` is a str's format or format_map method: its size is checked before it formats anything
+        text, name = value.__self__, value.__name__
+        _check_format(text)
+
+        @functools.wraps(wrapped)
+        def checked(*args: Any, **kwargs: Any) -> str:
+            _check_growth(name, text, args, kwargs)
+            return wrapped(*args, **kwargs)
+
+        return checked
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
         self.tick()
@@ -105,6 +125,7 @@ class PromptSandbox(SandboxedEnvironment):
             _check_power(left, right)
         elif operator == "%" and isinstance(left, str):
             _check_format(left)
+            _check_growth("format", left, (right,), {})
         return self.checked(super().call_binop(context, operator, left, right))
 
     def render(self, template: Any, context: dict[str, Any]) -> str:
@@ -133,6 +154,8 @@ def _bounded_filter(env: PromptSandbox, function: Callable) -> Callable:
         _check_arguments([*args[skip:], *kwargs.values()])
         if function.__name__ == "do_format" and len(args) >= skip and isinstance(args[skip - 1], str):
             _check_format(args[skip - 1])
+        if len(args) >= skip:
+            _check_growth(function.__name__.removeprefix("do_"), args[skip - 1], args[skip:], kwargs)
         return env.checked(function(*args, **kwargs))
 
     return bounded
@@ -166,3 +189,73 @@ def _check_power(base: Any, exponent: Any) -> None:
             raise RenderLimit(f"a power above 2**{MAX_INT_BITS}")
     elif isinstance(exponent, (int, float)) and abs(exponent) > MAX_INT_BITS:
         raise RenderLimit(f"an exponent above {MAX_INT_BITS}")
+
+
+def deep_chars(value: Any, budget: int = MAX_DEEP_CHARS) -> int:
+    """About how many characters ``value`` holds once written out, through nested lists, tuples, sets and
+    mappings; the count stops soon after passing ``budget`` (so a huge value costs no more than a small one)."""
+    total, stack = 0, [value]
+    while stack and total <= budget:
+        item = stack.pop()
+        if isinstance(item, str):
+            total += len(item)
+        elif isinstance(item, dict):
+            total += 2 * len(item)
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            total += 2 * len(item)
+            stack.extend(item)
+        else:
+            total += 8
+    return total
+
+
+def _sized(value: Any) -> Any:
+    """``value`` unchanged, once it is known not to write out to more than MAX_DEEP_CHARS characters."""
+    if isinstance(value, (str, list, tuple, dict, set, frozenset)):
+        size = deep_chars(value)
+        if size > MAX_DEEP_CHARS:
+            raise RenderLimit(f"a value of more than {MAX_DEEP_CHARS} characters (counted through its nested "
+                              "items) was to be written out or passed on")
+    return value
+
+
+def _growth(name: str, subject: Any, args: tuple, kwargs: dict) -> int | None:
+    """The size of what a string-growing filter or method will build, worked out before it runs; None for
+    operations that cannot build much more than their inputs."""
+    if not isinstance(subject, str):
+        return None
+    if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+        old, new = args[0], args[1]
+        count = len(subject) + 1 if old == "" else subject.count(old)
+        return len(subject) + count * max(0, len(new) - len(old))
+    if name == "indent":
+        width = args[0] if args else kwargs.get("width", 4)
+        return len(subject) + (subject.count("\n") + 1) * (width if isinstance(width, int) else len(str(width)))
+    if name == "expandtabs":
+        size = args[0] if args else kwargs.get("tabsize", 8)
+        return len(subject) + subject.count("\t") * (size if isinstance(size, int) else 8)
+    if name in ("format", "format_map"):
+        pieces = subject.count("%") + subject.count("{")
+        return len(subject) + pieces * sum(deep_chars(a) for a in (*args, *kwargs.values()))
+    return None
+
+
+def _check_growth(name: str, subject: Any, args: tuple, kwargs: dict) -> None:
+    """Refuse, before it runs, an operation whose inputs or result would pass the bounds."""
+    for value in (subject, *args, *kwargs.values()):
+        _sized(value)
+    if name == "join" and isinstance(subject, str) and args:  # str.join(items): the separator is the subject
+        items = args[0]
+        if isinstance(items, (list, tuple)) and deep_chars(items) + len(subject) * len(items) > MAX_CHARS:
+            raise RenderLimit(f"a join of {len(items)} items would pass {MAX_CHARS} characters")
+        return
+    if name == "join" and isinstance(subject, (list, tuple)):  # the join filter: the items are the subject
+        separator = args[0] if args and isinstance(args[0], str) else str(kwargs.get("d", ""))
+        if deep_chars(subject) + len(separator) * len(subject) > MAX_CHARS:
+            raise RenderLimit(f"a join of {len(subject)} items would pass {MAX_CHARS} characters")
+        return
+    size = _growth(name, subject, args, kwargs)
+    if size is not None and size > MAX_CHARS:
+        raise RenderLimit(f"{name} would build {size} characters (at most {MAX_CHARS})")
