@@ -16,7 +16,7 @@ _bin = os.path.dirname(sys.executable)
 if _bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
 
-from browser_support import browser  # noqa: E402,F401  (a fixture: headless Chromium for page tests)
+from helpers.browser_support import browser  # noqa: E402,F401  (a fixture: headless Chromium for page tests)
 
 
 def pytest_configure(config):

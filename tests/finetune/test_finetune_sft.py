@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from finetune_fixtures import easy_image, write_easy_synth
+from helpers.finetune_fixtures import easy_image, write_easy_synth
 from focus_eval.adapters import load_adapter
 from focus_eval.cli import main
 from focus_eval.data.registry import load_dataset

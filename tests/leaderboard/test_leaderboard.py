@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-import leaderboard_data as data
-from leaderboard_data import line, tables, write_lines
+from helpers import leaderboard_data as data
+from helpers.leaderboard_data import line, tables, write_lines
 from focus_eval.cli import main
 from focus_eval.errors import DataError, FocusError
 from focus_eval.leaderboard import build_site

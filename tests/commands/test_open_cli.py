@@ -11,7 +11,7 @@ from focus_eval.cli import build_parser, main
 from focus_eval.commands.run import LM_EVAL_ONLY, task_files
 from focus_eval.results.schema import read_jsonl
 from focus_eval.task import TaskIndex
-from open_fixtures import clean_cards, save_tiny_vit, write_clinic  # noqa: F401
+from helpers.open_fixtures import clean_cards, save_tiny_vit, write_clinic  # noqa: F401
 
 BASE = ["--model", "tiny-vit", "--tasks", "dr_synth_desktop"]
 

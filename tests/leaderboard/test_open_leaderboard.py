@@ -6,7 +6,7 @@ import json
 from focus_eval.cli import main
 from focus_eval.leaderboard.groups import provenance_text
 from focus_eval.leaderboard.privacy import metrics_only
-from leaderboard_data import MODELS, TASKS, write_results
+from helpers.leaderboard_data import MODELS, TASKS, write_results
 
 # ids a run records in a results line when a split file leaves images out or shares patients across splits
 LEAKED_PATIENT, MISSING_IMAGE = "p0007", "img0042"

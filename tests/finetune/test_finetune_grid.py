@@ -11,7 +11,7 @@ from focus_eval.cli import build_parser
 from focus_eval.presets import load_preset
 from focus_eval.task import TaskIndex
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "finetune_grid.sh"
+SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "finetune_grid.sh"
 MODELS = {"gemma3-27b", "medgemma-4b", "medgemma1.5-4b", "medgemma-27b", "qwen3-vl-8b", "llava-next-8b"}
 CELLS = {("brset", "dr"), ("brset", "referable_dr"), ("brset", "glaucoma"), ("mbrset", "dr"),
          ("mbrset", "referable_dr")}

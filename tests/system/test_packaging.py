@@ -3,7 +3,7 @@
 import configparser
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_subpackage_is_listed_in_setup_cfg():

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from browser_support import Visit
+from helpers.browser_support import Visit
 
 from focus_eval.cli import main
 from focus_eval.commands.demo import DEMO_MODELS

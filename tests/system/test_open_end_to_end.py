@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from focus_eval.results.schema import read_jsonl
-from open_fixtures import IMAGE_PREFIX, PATIENT_PREFIX, PRESET, save_tiny_vit, write_clinic, write_plugin_project
+from helpers.open_fixtures import IMAGE_PREFIX, PATIENT_PREFIX, PRESET, save_tiny_vit, write_clinic, write_plugin_project
 
 PLUGIN = "focus-plugin-demo"
 

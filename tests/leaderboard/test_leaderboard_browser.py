@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-import leaderboard_data as data
-from browser_support import Visit
+from helpers import leaderboard_data as data
+from helpers.browser_support import Visit
 from focus_eval.leaderboard import build_site
 
 pytestmark = pytest.mark.slow  # a real browser

@@ -12,7 +12,7 @@ from focus_eval.cli import main
 from focus_eval.digests import folder_digest
 from focus_eval.errors import FocusError
 from focus_eval.presets import load_preset, model_provenance, preset_files, resolve_model
-from open_fixtures import ADAPTER_SOURCE, PRESET, save_tiny_vit
+from helpers.open_fixtures import ADAPTER_SOURCE, PRESET, save_tiny_vit
 
 
 @pytest.fixture(scope="module")

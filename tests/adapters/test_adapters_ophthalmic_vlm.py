@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from encoder_fixtures import pixels, save_bert_tokenizer, tiny_bert_config
+from helpers.encoder_fixtures import pixels, save_bert_tokenizer, tiny_bert_config
 
 from focus_eval.adapters import load_adapter
 from focus_eval.errors import FocusError

@@ -9,7 +9,7 @@ import sys
 import pytest
 import torch
 
-from finetune_fixtures import write_easy_synth
+from helpers.finetune_fixtures import write_easy_synth
 from focus_eval.cli import main
 
 pytestmark = pytest.mark.slow  # two training processes under torchrun

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-import leaderboard_data as data
+from helpers import leaderboard_data as data
 from focus_eval.adapters.checkpoints import read_checkpoint
 from focus_eval.cli import main
 from focus_eval.errors import FocusError

@@ -28,7 +28,7 @@ tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Py
 
 pytestmark = [pytest.mark.container, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "focus-eval:test"
 BASE = os.environ.get("FOCUS_TEST_BASE_IMAGE", "focus-eval-base:bookworm")
 PIP_PORT = int(os.environ.get("FOCUS_TEST_PIP_PORT", "38211"))  # fixed, so that the build args and the cache hold

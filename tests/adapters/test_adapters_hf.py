@@ -2,7 +2,7 @@
 
 import pytest
 import torch
-from encoder_fixtures import image, pixels, save_dinov2, save_dinov3, save_siglip, save_vit
+from helpers.encoder_fixtures import image, pixels, save_dinov2, save_dinov3, save_siglip, save_vit
 
 from focus_eval.adapters import load_adapter
 from focus_eval.errors import FocusError

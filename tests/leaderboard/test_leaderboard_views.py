@@ -11,8 +11,8 @@ from statistics import fmean
 import numpy as np
 import pytest
 
-import leaderboard_data as data
-from leaderboard_data import KNOWN_MODELS, KNOWN_TASKS, tables
+from helpers import leaderboard_data as data
+from helpers.leaderboard_data import KNOWN_MODELS, KNOWN_TASKS, tables
 from focus_eval.leaderboard import build_site
 
 Z = 1.959964

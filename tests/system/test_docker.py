@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "docker" / "Dockerfile"
 ENTRYPOINT = ROOT / "docker" / "entrypoint.sh"
 # What a CUDA 13.0 base image declares: forward compatibility on these driver branches of data-center GPUs.

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import timm
 import torch
-from encoder_fixtures import image, pixels
+from helpers.encoder_fixtures import image, pixels
 
 from focus_eval.adapters import load_adapter
 from focus_eval.errors import FocusError

@@ -12,7 +12,7 @@ from focus_eval.data.manifests import register_manifests
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import FocusError
 from focus_eval.task import TaskIndex
-from open_fixtures import CARD, PATIENT_PREFIX, clean_cards, manifest_rows, write_clinic  # noqa: F401
+from helpers.open_fixtures import CARD, PATIENT_PREFIX, clean_cards, manifest_rows, write_clinic  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("clean_cards")
 
