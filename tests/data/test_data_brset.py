@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import plain
 
 from focus_eval.cli import main
 from focus_eval.data.registry import load_dataset
@@ -61,8 +61,7 @@ img00038,20,0,0,1,,female,adequate
 DIABETIC = 33  # the first 33 rows; patients 18-20 are not diabetic
 
 
-def blank(labels: dict) -> Image.Image:
-    return Image.new("RGB", (64, 64), (120, 60, 30))
+blank = plain(64, (120, 60, 30))
 
 
 def expected_rows(prefix: str) -> list[dict[str, str]]:

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import plain
 
 from focus_eval.cli import main
 from focus_eval.data.prepare import prepared_path
@@ -15,8 +15,7 @@ from focus_eval.data.registry import load_dataset
 from focus_eval.synth import raw_brset, raw_papila
 
 
-def blank(labels: dict) -> Image.Image:
-    return Image.new("RGB", (64, 64), (140, 70, 35))
+blank = plain(64, (140, 70, 35))
 
 
 @pytest.fixture

@@ -2,8 +2,11 @@
 ungradable class), the lesion part image by image (findings, size and count bins computed by hand from the
 miniature's boxes), the release's quirks and clear errors."""
 
+from functools import partial
+
 import pytest
-from PIL import Image
+from helpers import raw_layouts
+from helpers.raw_layouts import raw_copy
 
 from focus_eval.data.readers import ddr
 from focus_eval.data.registry import load_dataset
@@ -13,8 +16,7 @@ from focus_eval.synth import raw_ddr
 LESIONS = ("microaneurysm", "hemorrhage", "hard_exudate", "cotton_wool_spot")
 
 
-def solid(labels: dict) -> Image.Image:
-    return Image.new("RGB", (32, 32), (labels["seed"] % 251, 9, 9))
+solid = partial(raw_layouts.solid, green_blue=(9, 9))
 
 
 # (image_id, split, dr_grade, dr, referable_dr, quality): referable without an edema grade is 1 from grade 2
@@ -74,8 +76,7 @@ def lesion_row(record):
 
 @pytest.fixture
 def folder(tmp_path):
-    raw_ddr.write(tmp_path / "ddr", seed=7, image=solid)
-    return tmp_path / "ddr"
+    return raw_copy(raw_ddr, tmp_path / "ddr", seed=7, image=solid)
 
 
 def test_grading_records_row_by_row(folder):

@@ -3,16 +3,12 @@ quality, modality per part, the ungradable UWF level, the official split."""
 
 import pytest
 from PIL import Image
+from helpers.raw_layouts import columns, raw_copy, solid
 
 from focus_eval.data.readers import deepdrid
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_deepdrid
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, patient, split, modality, laterality, dr_grade, dr, quality)
@@ -44,15 +40,12 @@ EXPECTED = [
 ]
 
 
-def rows(load):
-    return [(r.image_id, r.patient_id, r.split, r.modality, r.laterality, r.dr_grade, r.dr, r.quality)
-            for r in load.records]
+rows = columns("image_id", "patient_id", "split", "modality", "laterality", "dr_grade", "dr", "quality")
 
 
 @pytest.fixture
 def folder(tmp_path):
-    raw_deepdrid.write(tmp_path / "deepdrid", seed=5, image=solid)
-    return tmp_path / "deepdrid"
+    return raw_copy(raw_deepdrid, tmp_path / "deepdrid", seed=5, image=solid)
 
 
 def test_row_by_row(folder):

@@ -1,9 +1,11 @@
 """G1020 reader on a miniature copy of the Kaggle bundle, unzipped one level deeper (G1020/G1020/)."""
 
 import shutil
+from functools import partial
 
 import pytest
-from PIL import Image
+from helpers import raw_layouts
+from helpers.raw_layouts import columns, raw_copy
 
 from focus_eval.data.readers import g1020
 from focus_eval.data.registry import load_dataset
@@ -11,9 +13,7 @@ from focus_eval.errors import DataError
 from focus_eval.synth import raw_g1020
 
 
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (96, 96), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
+solid = partial(raw_layouts.solid, size=96)
 
 
 IMAGES = "G1020/G1020/Images"
@@ -33,14 +33,12 @@ EXPECTED = [
 ]
 
 
-def rows(load):
-    return [(r.image_id, r.patient_id, r.glaucoma, r.relpath) for r in load.records]
+rows = columns("image_id", "patient_id", "glaucoma", "relpath")
 
 
 @pytest.fixture
 def bundle(tmp_path):
-    raw_g1020.write(tmp_path / "g1020", seed=3, image=solid)
-    return tmp_path / "g1020"
+    return raw_copy(raw_g1020, tmp_path / "g1020", seed=3, image=solid)
 
 
 def test_doubled_folder_row_by_row(bundle):

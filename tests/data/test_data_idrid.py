@@ -2,17 +2,12 @@
 that restart per split (the reference implementation's train/test collision)."""
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import GRADED, columns, raw_copy, solid
 
 from focus_eval.data.cells import referable_dr
 from focus_eval.data.readers import idrid
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_idrid
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, split, dr, referable_dr, glaucoma, image file) from the miniature's grades: dr = grade >= 1,
@@ -54,8 +49,7 @@ LABEL_FILES = {"train": "2. Groundtruths/a. IDRiD_Disease Grading_Training Label
                "test": "2. Groundtruths/b. IDRiD_Disease Grading_Testing Labels.csv"}
 
 
-def rows(load):
-    return [(r.image_id, r.split, r.dr, r.referable_dr, r.glaucoma, r.relpath) for r in load.records]
+rows = columns(*GRADED)
 
 
 def expected(layout, drop=()):
@@ -70,8 +64,7 @@ def layout(request):
 
 @pytest.fixture
 def folder(tmp_path, layout):
-    raw_idrid.write(tmp_path / "idrid", seed=7, image=solid, layout=layout)
-    return tmp_path / "idrid"
+    return raw_copy(raw_idrid, tmp_path / "idrid", seed=7, image=solid, layout=layout)
 
 
 def test_records_row_by_row(folder, layout):

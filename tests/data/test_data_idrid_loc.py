@@ -2,17 +2,12 @@
 laterality row by row, names that restart per split, the shared idrid folder beside part B."""
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import columns, raw_copy, solid
 
 from focus_eval.data.readers import idrid, idrid_loc
 from focus_eval.data.registry import dataset_folder, dataset_present, load_dataset, read_dataset
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_idrid, raw_idrid_loc
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, split, fovea_position, laterality, image file): a disc right of the fovea is a right eye, whose
@@ -40,8 +35,7 @@ DISC_TRAIN = "2. Groundtruths/1. Optic Disc Center Location/a. IDRiD_OD_Center_T
 FOVEA_TEST = "2. Groundtruths/2. Fovea Center Location/IDRiD_Fovea_Center_Testing Set_Markups.csv"
 
 
-def rows(load):
-    return [(r.image_id, r.split, r.fovea_position, r.laterality, r.relpath) for r in load.records]
+rows = columns("image_id", "split", "fovea_position", "laterality", "relpath")
 
 
 def expected(layout, drop=()):
@@ -56,8 +50,7 @@ def layout(request):
 
 @pytest.fixture
 def folder(tmp_path, layout):
-    raw_idrid_loc.write(tmp_path / "idrid", seed=7, image=solid, layout=layout)
-    return tmp_path / "idrid"
+    return raw_copy(raw_idrid_loc, tmp_path / "idrid", seed=7, image=solid, layout=layout)
 
 
 def test_records_row_by_row(folder, layout):

@@ -2,8 +2,11 @@
 around the optic disc centre, size and count bins computed by hand from the miniature's boxes, the release's
 left-out masks, and the idrid folder it shares with part B."""
 
+from functools import partial
+
 import pytest
-from PIL import Image
+from helpers import raw_layouts
+from helpers.raw_layouts import raw_copy
 
 from focus_eval.data.readers import idrid_seg
 from focus_eval.data.registry import load_dataset
@@ -14,8 +17,7 @@ LESIONS = ("microaneurysm", "hemorrhage", "hard_exudate", "cotton_wool_spot")
 NO = ("not_observed",)
 
 
-def solid(labels: dict) -> Image.Image:
-    return Image.new("RGB", (32, 32), (labels["seed"] % 251, 0, 0))
+solid = partial(raw_layouts.solid, green_blue=(0, 0))
 
 
 # Per image (split; MA, HE, EX, SE each as (present, sectors, size bin, count bin)). Masks are 90 x 60 = 5400
@@ -54,8 +56,7 @@ def row(record):
 
 @pytest.fixture
 def folder(tmp_path):
-    raw_idrid_seg.write(tmp_path / "idrid", seed=7, image=solid)
-    return tmp_path / "idrid"
+    return raw_copy(raw_idrid_seg, tmp_path / "idrid", seed=7, image=solid)
 
 
 def test_records_row_by_row(folder):

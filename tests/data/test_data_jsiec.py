@@ -4,17 +4,12 @@ folders, double-dot names, .TIF files, and the Kaggle zip's nested duplicate fol
 import shutil
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import raw_copy, solid
 
 from focus_eval.data.readers import jsiec
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_jsiec
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, dr, referable_dr), sorted by image_id; patient_id is the image id, relpath 1000images/<image_id>
@@ -41,8 +36,7 @@ def rows(load):
 
 @pytest.fixture
 def tree(tmp_path):
-    raw_jsiec.write(tmp_path / "jsiec", seed=2, image=solid)
-    return tmp_path / "jsiec"
+    return raw_copy(raw_jsiec, tmp_path / "jsiec", seed=2, image=solid)
 
 
 def test_row_by_row_with_nested_duplicate_read_once(tree):

@@ -7,7 +7,7 @@ import csv
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import plain
 
 from focus_eval.cli import main
 from focus_eval.data.registry import load_dataset
@@ -58,8 +58,7 @@ EXPECTED = """\
 """
 
 
-def blank(labels: dict) -> Image.Image:
-    return Image.new("RGB", (64, 64), (90, 40, 20))
+blank = plain(64, (90, 40, 20))
 
 
 def expected_rows(prefix: str, age_of_patient_3: str = "90") -> list[dict[str, str]]:

@@ -4,17 +4,12 @@ and of the Kaggle preprocessed copy (no pairing)."""
 import csv
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import columns, raw_copy, solid
 
 from focus_eval.data.readers import messidor2
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_messidor2
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, patient_id (exam), dr, referable_dr, relpath); the ungradable and the missing image are absent
@@ -55,20 +50,17 @@ KAGGLE = [
 ]
 
 
-def rows(load):
-    return [(r.image_id, r.patient_id, r.dr, r.referable_dr, r.relpath) for r in load.records]
+rows = columns("image_id", "patient_id", "dr", "referable_dr", "relpath")
 
 
 @pytest.fixture
 def adcis(tmp_path):
-    raw_messidor2.write(tmp_path / "messidor2", seed=5, image=solid)
-    return tmp_path / "messidor2"
+    return raw_copy(raw_messidor2, tmp_path / "messidor2", seed=5, image=solid)
 
 
 @pytest.fixture
 def kaggle(tmp_path):
-    raw_messidor2.write(tmp_path / "messidor2", seed=5, image=solid, layout="kaggle")
-    return tmp_path / "messidor2"
+    return raw_copy(raw_messidor2, tmp_path / "messidor2", seed=5, image=solid, layout="kaggle")
 
 
 def rewrite_labels(folder, change):

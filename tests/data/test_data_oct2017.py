@@ -4,6 +4,7 @@ file names, val folded into train, the nested duplicate tree read once, odd file
 import shutil
 
 import pytest
+from helpers.raw_layouts import raw_copy
 
 from focus_eval.data.readers import oct2017
 from focus_eval.data.registry import load_dataset
@@ -30,8 +31,7 @@ def rows(load):
 
 @pytest.fixture
 def folder(tmp_path):
-    raw_oct2017.write(tmp_path / "oct2017", seed=7, image=None)
-    return tmp_path / "oct2017"
+    return raw_copy(raw_oct2017, tmp_path / "oct2017", seed=7, image=None)
 
 
 def test_row_by_row_with_the_nested_copy_read_once(folder):

@@ -2,6 +2,7 @@
 laterality and sex, modality "oct", and the seeded patient-grouped split."""
 
 import pytest
+from helpers.raw_layouts import raw_copy
 
 from focus_eval.data.readers import octdl
 from focus_eval.data.registry import load_dataset
@@ -26,8 +27,7 @@ EXPECTED = [
 
 @pytest.fixture
 def folder(tmp_path):
-    raw_octdl.write(tmp_path / "octdl", seed=6, image=None)
-    return tmp_path / "octdl"
+    return raw_copy(raw_octdl, tmp_path / "octdl", seed=6, image=None)
 
 
 def test_row_by_row(folder):

@@ -2,17 +2,12 @@
 name, per-eye keywords mapped to conditions, patient-level flags kept aside and checked, the published split."""
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import columns, raw_copy, solid
 
 from focus_eval.data.readers import oia_odir
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_oia_odir
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, patient, split, laterality, conditions, abnormal, dr, glaucoma, quality, age, sex)
@@ -41,15 +36,13 @@ EXPECTED = [
 FOLDERS = {"train": "Training Set", "val": "Off-site Test Set", "test": "On-site Test Set"}
 
 
-def rows(load):
-    return [(r.image_id, r.patient_id, r.split, r.laterality, r.conditions, r.abnormal, r.dr, r.glaucoma,
-             r.quality, r.age, r.sex) for r in load.records]
+rows = columns("image_id", "patient_id", "split", "laterality", "conditions", "abnormal", "dr", "glaucoma", "quality",
+               "age", "sex")
 
 
 @pytest.fixture
 def folder(tmp_path):
-    raw_oia_odir.write(tmp_path / "oia_odir", seed=4, image=solid)
-    return tmp_path / "oia_odir"
+    return raw_copy(raw_oia_odir, tmp_path / "oia_odir", seed=4, image=solid)
 
 
 def test_row_by_row(folder):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
-from PIL import Image
+from helpers.raw_layouts import plain
 
 from focus_eval.cli import main
 from focus_eval.data.registry import load_dataset
@@ -47,8 +47,7 @@ RET018OS,18,,63,male
 """
 
 
-def blank(labels: dict) -> Image.Image:
-    return Image.new("RGB", (64, 64), (150, 70, 30))
+blank = plain(64, (150, 70, 30))
 
 
 @pytest.fixture

@@ -6,16 +6,11 @@ import shutil
 
 import pytest
 from openpyxl import load_workbook
-from PIL import Image
+from helpers.raw_layouts import GRADED, columns, raw_copy, solid
 
 from focus_eval.data.readers import refuge
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_refuge
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, split, dr, referable_dr, glaucoma, relative path in the official release)
@@ -55,8 +50,7 @@ KAGGLE_FOLDERS = {"train": "REFUGE/train/Images", "val": "REFUGE/val/Images", "t
 TEST_WORKBOOK = "REFUGE-Test-GT/Glaucoma_label_and_Fovea_location.xlsx"
 
 
-def rows(load):
-    return [(r.image_id, r.split, r.dr, r.referable_dr, r.glaucoma, r.relpath) for r in load.records]
+rows = columns(*GRADED)
 
 
 def kaggle(splits=("train", "val", "test")):
@@ -67,14 +61,12 @@ def kaggle(splits=("train", "val", "test")):
 
 @pytest.fixture
 def official(tmp_path):
-    raw_refuge.write(tmp_path / "refuge", seed=11, image=solid, layout="official")
-    return tmp_path / "refuge"
+    return raw_copy(raw_refuge, tmp_path / "refuge", seed=11, image=solid, layout="official")
 
 
 @pytest.fixture
 def bundle(tmp_path):
-    raw_refuge.write(tmp_path / "refuge", seed=11, image=solid, layout="kaggle")
-    return tmp_path / "refuge"
+    return raw_copy(raw_refuge, tmp_path / "refuge", seed=11, image=solid, layout="kaggle")
 
 
 def test_official_release_row_by_row(official):

@@ -2,8 +2,11 @@
 findings with size and count bins computed by hand from the miniature's boxes, the release's left-out masks
 and grey 127, and the patient-grouped split."""
 
+from functools import partial
+
 import pytest
-from PIL import Image
+from helpers import raw_layouts
+from helpers.raw_layouts import raw_copy
 
 from focus_eval.data.readers import retinal_lesions
 from focus_eval.data.registry import load_dataset
@@ -14,8 +17,7 @@ MAIN = ("microaneurysm", "hemorrhage", "hard_exudate", "cotton_wool_spot")
 EXTRA = ("vitreous_hemorrhage", "preretinal_hemorrhage", "new_vessels", "fibrous_proliferation")
 
 
-def solid(labels: dict) -> Image.Image:
-    return Image.new("RGB", (32, 32), (labels["seed"] % 251, 3, 3))
+solid = partial(raw_layouts.solid, green_blue=(3, 3))
 
 
 # (image_id, patient, eye, dr_grade (our label), dr, referable_dr, kaggle grade)
@@ -53,8 +55,7 @@ def rows(load):
 
 @pytest.fixture
 def folder(tmp_path):
-    raw_retinal_lesions.write(tmp_path / "retinal_lesions", seed=7, image=solid)
-    return tmp_path / "retinal_lesions"
+    return raw_copy(raw_retinal_lesions, tmp_path / "retinal_lesions", seed=7, image=solid)
 
 
 def test_records_row_by_row(folder):

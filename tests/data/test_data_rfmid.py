@@ -1,16 +1,11 @@
 """RFMiD 1.0 reader on miniature copies of both raw layouts (official release and Kaggle copy)."""
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import GRADED, columns, raw_copy, solid
 
 from focus_eval.data.readers import rfmid
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_rfmid
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, split, dr, referable_dr (the CME proxy), glaucoma, file name) typed from the miniature's design.
@@ -60,8 +55,7 @@ LABEL_FILES = {
 }
 
 
-def rows(load):
-    return [(r.image_id, r.split, r.dr, r.referable_dr, r.glaucoma, r.relpath) for r in load.records]
+rows = columns(*GRADED)
 
 
 def expected(layout, drop=()):
@@ -76,8 +70,7 @@ def layout(request):
 
 @pytest.fixture
 def folder(tmp_path, layout):
-    raw_rfmid.write(tmp_path / "rfmid", seed=3, image=solid, layout=layout)
-    return tmp_path / "rfmid"
+    return raw_copy(raw_rfmid, tmp_path / "rfmid", seed=3, image=solid, layout=layout)
 
 
 def test_records_row_by_row(folder, layout):

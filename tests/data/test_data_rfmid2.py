@@ -1,16 +1,11 @@
 """RFMiD 2.0 reader on miniature copies of its raw layout (latin-1 label files with the release's quirks)."""
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import GRADED, columns, raw_copy, solid
 
 from focus_eval.data.readers import rfmid2
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_rfmid2
-
-
-def solid(labels: dict) -> Image.Image:
-    seed = labels["seed"]
-    return Image.new("RGB", (32, 32), (seed % 251, (seed >> 8) % 251, (seed >> 16) % 251))
 
 
 # (image_id, split, dr, referable_dr (the ME proxy), glaucoma, file name). Training ID 6 has a label row but no
@@ -53,8 +48,7 @@ FOLDERS = {
 }
 
 
-def rows(load):
-    return [(r.image_id, r.split, r.dr, r.referable_dr, r.glaucoma, r.relpath) for r in load.records]
+rows = columns(*GRADED)
 
 
 def expected(layout, drop=()):
@@ -69,8 +63,7 @@ def layout(request):
 
 @pytest.fixture
 def folder(tmp_path, layout):
-    raw_rfmid2.write(tmp_path / "rfmid2", seed=5, image=solid, layout=layout)
-    return tmp_path / "rfmid2"
+    return raw_copy(raw_rfmid2, tmp_path / "rfmid2", seed=5, image=solid, layout=layout)
 
 
 def test_records_row_by_row(folder, layout):

@@ -8,7 +8,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import plain
 
 from focus_eval.data import registry, splits
 from focus_eval.data.records import ImageRecord
@@ -128,8 +128,7 @@ def test_split_file_rejects_unknown_split_and_missing_columns(tmp_path):
         splits.read_split_file(bad)
 
 
-def blank(labels: dict) -> Image.Image:
-    return Image.new("RGB", (48, 48), (100, 50, 25))
+blank = plain(48, (100, 50, 25))
 
 
 def test_external_split_file_through_load_dataset(tmp_path):

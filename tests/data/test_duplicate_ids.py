@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import csv
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
 from PIL import Image
+from helpers import raw_layouts
 
 from focus_eval.cli import main
 from focus_eval.data.readers import refuge, synth
@@ -70,8 +72,7 @@ def test_the_same_row_twice_is_an_error_naming_both_rows(desktop):
         read_dataset("synth_desktop", desktop.parent)
 
 
-def solid(labels: dict) -> Image.Image:
-    return Image.new("RGB", (32, 32), (labels["seed"] % 251, 40, 40))
+solid = partial(raw_layouts.solid, green_blue=(40, 40))
 
 
 def test_one_image_in_two_class_folders_is_an_error_naming_both(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from PIL import Image
+from helpers.raw_layouts import plain
 
 from focus_eval.cli import main
 from focus_eval.data.cells import normal_and_conditions
@@ -14,8 +14,7 @@ from focus_eval.data.registry import read_dataset
 from focus_eval.data.records import ImageRecord
 
 
-def blank(labels: dict, seed=None) -> Image.Image:
-    return Image.new("RGB", (48, 48), (120, 60, 30))
+blank = plain(48, (120, 60, 30))
 
 
 @pytest.fixture(scope="module")
