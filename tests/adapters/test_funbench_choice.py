@@ -2,10 +2,12 @@
 letter-scoring primitive (batch of one vs eight, a direct forward pass), and an offline run of the tiny MLLM
 on every synthetic FunBench task with complete sample and results lines."""
 
+from functools import partial
+
 import numpy as np
 import pytest
 import torch
-from PIL import Image
+from helpers.images import noise_images
 
 from focus_eval.adapters.mllm_choice import MIN_SIMILARITY, match_options, parse_letters, read_answer
 
@@ -60,9 +62,7 @@ def adapter(tmp_path_factory):
     return load_adapter(load_preset("tiny-qwen-vl", {"source": str(folder)}), "cpu")
 
 
-def _images(n, seed=0):
-    rng = np.random.default_rng(seed)
-    return [Image.fromarray(rng.integers(0, 255, (48 + 8 * (i % 3), 64, 3), dtype=np.uint8)) for i in range(n)]
+_images = partial(noise_images, sizes=((64, 48), (64, 56), (64, 64)))
 
 
 def test_option_probabilities_of_a_batch_of_eight_match_one_at_a_time(adapter):

@@ -4,11 +4,13 @@ transformers class loads through the same adapter path and scores yes/no questio
 vision-tower features."""
 
 import re
+from functools import partial
 
 import numpy as np
 import pytest
 import torch
 from PIL import Image
+from helpers.images import noise_images
 
 from focus_eval.adapters import load_adapter
 from focus_eval.adapters.mllm import HFMLLMAdapter
@@ -139,11 +141,7 @@ def adapters(tmp_path_factory):
         return {name: load_adapter(load_preset(name), "cpu") for name in TINY}
 
 
-def _images(n, seed=0):
-    rng = np.random.default_rng(seed)
-    sizes = [(70, 50), (40, 90), (64, 64)]
-    return [Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)) for w, h in
-            (sizes[i % len(sizes)] for i in range(n))]
+_images = partial(noise_images, sizes=((70, 50), (40, 90), (64, 64)))
 
 
 @pytest.mark.parametrize("name", sorted(TINY))

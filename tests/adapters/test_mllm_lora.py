@@ -1,9 +1,10 @@
 """--adapter: a peft LoRA adapter loads on top of the base model, or the run fails naming the folder."""
 
-import numpy as np
+from functools import partial
+
 import pytest
 import torch
-from PIL import Image
+from helpers.images import noise_images
 
 from focus_eval.adapters import load_adapter
 from focus_eval.errors import FocusError
@@ -37,9 +38,7 @@ def _preset(base):
     return load_preset("tiny-medgemma", {"source": str(base)})
 
 
-def _images():
-    rng = np.random.default_rng(1)
-    return [Image.fromarray(rng.integers(0, 255, (64, 64, 3), dtype=np.uint8)) for _ in range(2)]
+_images = partial(noise_images, 2, seed=1)
 
 
 def test_lora_adapter_loads_and_changes_the_scores(base, lora):

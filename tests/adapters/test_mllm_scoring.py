@@ -1,10 +1,11 @@
 """Yes/no scoring of the tiny multimodal LLMs through the real loading path: padding invariance, agreement
 with a direct forward pass, the shared-vision-tower path, generation, and answers that are not yes/no."""
 
-import numpy as np
+from functools import partial
+
 import pytest
 import torch
-from PIL import Image
+from helpers.images import noise_images
 
 from focus_eval.adapters import load_adapter
 from focus_eval.adapters.mllm import MLLMScorer
@@ -33,11 +34,7 @@ def adapters(folders):
     return {name: load_adapter(load_preset(name, {"source": str(folders[name])}), "cpu") for name in NAMES}
 
 
-def _images(n, seed=0):
-    rng = np.random.default_rng(seed)
-    sizes = [(70, 50), (40, 90), (64, 64), (120, 80)]
-    return [Image.fromarray(rng.integers(0, 255, (h, w, 3), dtype=np.uint8)) for w, h in
-            (sizes[i % len(sizes)] for i in range(n))]
+_images = partial(noise_images, sizes=((70, 50), (40, 90), (64, 64), (120, 80)))
 
 
 def _close(a, b, tol):

@@ -11,12 +11,13 @@ import os
 import subprocess
 import sys
 import threading
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import numpy as np
 import pytest
-from PIL import Image
+from helpers.images import noise_images
 
 from focus_eval.adapters.openai_chat import Endpoint, FailedAnswers, RequestFailed, RetryPolicy, retry_after_seconds
 from focus_eval.errors import FocusError
@@ -26,9 +27,7 @@ EXACT = {"top_logprobs": 100000}  # the serve extension: the whole vocabulary, s
 TASKS = "funbench_l4c_dr_grading_synth_desktop,dr_synth_desktop"
 
 
-def _images(n, seed=0):
-    rng = np.random.default_rng(seed)
-    return [Image.fromarray(rng.integers(0, 255, (48 + 8 * (i % 3), 64, 3), dtype=np.uint8)) for i in range(n)]
+_images = partial(noise_images, sizes=((64, 48), (64, 56), (64, 64)))
 
 
 def _remote(base_url, **settings):
