@@ -9,9 +9,7 @@ from focus_eval.errors import FocusError
 from focus_eval.presets import load_preset
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOCUS_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def _local(name, folder, **extra):

@@ -12,9 +12,7 @@ PROMPTS = ["A fundus photograph of a healthy retina without diabetic retinopathy
            "A fundus photograph showing referable diabetic retinopathy."]
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOCUS_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 # ------------------------------------------------------------------------------------------------ EyeCLIP

@@ -13,9 +13,7 @@ from focus_eval.presets import load_preset
 TINY_VIT = {"embed_dim": 32, "depth": 2, "num_heads": 2, "img_size": 224, "global_pool": "token"}
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOCUS_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def _preset(name, weights, kwargs):

@@ -12,9 +12,7 @@ from focus_eval.presets import load_preset
 from focus_eval.tiny import MARKER, build_tiny, ensure_tiny
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("FOCUS_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("private_cache")
 
 
 def _digest(folder):
