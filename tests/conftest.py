@@ -27,6 +27,14 @@ def private_cache(tmp_path, monkeypatch):
     return tmp_path / "cache"
 
 
+@pytest.fixture(scope="module")
+def index():
+    """The shipped tasks, read once per test module."""
+    from focus_eval.task import TaskIndex
+
+    return TaskIndex()
+
+
 def pytest_configure(config):
     # Registered here so `-m "not slow"` (make test-fast) selects by a known marker, not a typo-prone string.
     config.addinivalue_line("markers", "slow: takes more than about 3 s (demo, runner end to end, torchrun, "

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PIL import Image
+from helpers.records import synthetic_root
 
 from focus_eval.cli import main
 from focus_eval.data.prepare import SOURCES_FILE, prepare_records, prepared_dir, prepared_path
@@ -22,10 +23,7 @@ MODEL, DATASET, TASK, SIZE = "tiny-clip", "synth_desktop", "dr_synth_desktop", 2
 
 @pytest.fixture(scope="module")
 def pristine(tmp_path_factory) -> Path:
-    from focus_eval.synth.datasets import write_synthetic
-
-    root = tmp_path_factory.mktemp("cache-data")
-    write_synthetic(root, n=40, seed=5)
+    root = synthetic_root(tmp_path_factory, "cache-data", n=40, seed=5)
     shutil.rmtree(root / "synth_mobile")
     return root
 

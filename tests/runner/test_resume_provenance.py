@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from helpers.records import synthetic_root
 
 from focus_eval.cli import main
 from focus_eval.results.schema import read_jsonl
@@ -26,11 +27,7 @@ metadata:
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
-    from focus_eval.synth.datasets import write_synthetic
-
-    root = tmp_path_factory.mktemp("data")
-    write_synthetic(root, n=40, seed=5)
-    return root
+    return synthetic_root(tmp_path_factory, "data", n=40, seed=5)
 
 
 def run(*args) -> int:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.records import synthetic_root
 
 from focus_eval.cli import main
 from focus_eval.results.schema import OPTIONAL_RESULT_KEYS, RESULT_KEYS, SAMPLE_KEYS, read_jsonl, validate_result_dict
@@ -19,11 +20,7 @@ TASKS = "dr_synth_desktop,glaucoma_synth_desktop,dr_synth_mobile"
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
-    from focus_eval.synth.datasets import write_synthetic
-
-    root = tmp_path_factory.mktemp("data")
-    write_synthetic(root, n=80, seed=3)
-    return root
+    return synthetic_root(tmp_path_factory, "data", n=80, seed=3)
 
 
 def run_cli(*args) -> int:

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from helpers import leaderboard_data as data
+from helpers.records import synthetic_root
 from focus_eval.adapters.checkpoints import read_checkpoint
 from focus_eval.cli import main
 from focus_eval.errors import FocusError
@@ -113,11 +114,7 @@ def test_honest_templates_render_as_before(tmp_path):
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory) -> Path:
-    from focus_eval.synth.datasets import write_synthetic
-
-    root = tmp_path_factory.mktemp("confinement-data")
-    write_synthetic(root, n=12, seed=2)
-    return root
+    return synthetic_root(tmp_path_factory, "confinement-data", n=12, seed=2)
 
 
 def run_error(capsys, data_root: Path, tmp_path: Path, model: str, model_args: str) -> str:

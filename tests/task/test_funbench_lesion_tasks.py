@@ -5,21 +5,13 @@ the mode skips of their base files, and a tiny MLLM answering them on the miniat
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from functools import partial
 
 import pytest
-
-from focus_eval.data.records import ImageRecord
-from focus_eval.task import TaskIndex
+from helpers.records import image_record
 
 
-@pytest.fixture(scope="module")
-def index():
-    return TaskIndex()
-
-
-def record(**fields) -> ImageRecord:
-    return ImageRecord("idrid_seg", "img1", "p1", path=Path("/x.jpg"), relpath="x.jpg", **fields)
+record = partial(image_record, "idrid_seg")
 
 
 def test_fovea_position_and_laterality_from_the_centres(index):

@@ -3,25 +3,18 @@ probe and knowledge modes, with reasons), laterality, normal vs abnormal, condit
 the new records; the L1 group; and FunBench's F1 on a task whose truth has a single class (L1a)."""
 
 import warnings
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pytest
+from helpers.records import image_record
 
-from focus_eval.data.records import ImageRecord
 from focus_eval.metrics.classes import ClassArrays, class_metrics, confusion, random_guess
-from focus_eval.task import TaskIndex
 
 DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions")
 
 
-@pytest.fixture(scope="module")
-def index():
-    return TaskIndex()
-
-
-def record(**fields) -> ImageRecord:
-    return ImageRecord("octdl", "img1", "p1", path=Path("/x.jpg"), relpath="x.jpg", **fields)
+record = partial(image_record, "octdl")
 
 
 def test_modality_tasks_on_every_dataset_and_the_l1_group(index):

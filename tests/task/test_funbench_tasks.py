@@ -4,11 +4,12 @@ encoders running the multi-class tasks through the probe and class-prompt zero-s
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
+from helpers.records import image_record, synthetic_root
 
-from focus_eval.data.records import ImageRecord
 from focus_eval.errors import FocusError
 from focus_eval.task import TaskIndex
 from focus_eval.task.questions import MULTI_INSTRUCTION, SINGLE_INSTRUCTION, option_seed
@@ -40,13 +41,7 @@ SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synt
          "funbench_l4c_dr_grading_synth_desktop"}
 
 
-@pytest.fixture(scope="module")
-def index():
-    return TaskIndex()
-
-
-def record(**fields) -> ImageRecord:
-    return ImageRecord("brset", "img1", "p1", path=Path("/x.jpg"), relpath="x.jpg", **fields)
+record = partial(image_record, "brset")
 
 
 def test_shipped_funbench_tasks_and_groups(index):
@@ -155,11 +150,7 @@ def test_a_multiclass_task_without_a_question_gets_the_default_one(tmp_path):
 
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
-    from focus_eval.synth.datasets import write_synthetic
-
-    root = tmp_path_factory.mktemp("data")
-    write_synthetic(root, n=80, seed=1)
-    return root
+    return synthetic_root(tmp_path_factory, "data", n=80, seed=1)
 
 
 def test_tasks_command_counts_test_images_and_rows_beyond_the_first_class(data_root, capsys):

@@ -52,11 +52,6 @@ ZERO_SHOT = {
 SENTINEL = "LEAK-SENTINEL"
 
 
-@pytest.fixture(scope="module")
-def index():
-    return TaskIndex()
-
-
 def binary_tasks(index):
     """The yes/no suite (the FunBench multiple-choice tasks have their own tests, test_funbench_tasks.py)."""
     return [t for t in index.tasks() if t.binary]
