@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Docker engine for tests/test_container.py in CI.
+# The Docker engine for tests/system/test_container.py in CI.
 #   start: installs what is missing (Debian's docker.io, debootstrap for the test base image, docker-compose for the
 #          compose check) and starts dockerd unless an engine already answers.
 #   stop:  prints the container test's report and stops the dockerd that `start` started, by its pid.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CI: Debian's Slurm and munge for tests/test_grid_slurm.py, which starts its own single-node cluster (munged,
+# CI: Debian's Slurm and munge for tests/grid/test_grid_slurm.py, which starts its own single-node cluster (munged,
 # slurmctld, slurmd on localhost, state in a temporary folder) and stops it by pid. That cluster has its own
 # munge key and socket, ports and configuration: whatever the packages set up under /etc is not used.
 set -euo pipefail

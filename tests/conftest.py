@@ -16,7 +16,23 @@ _bin = os.path.dirname(sys.executable)
 if _bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
 
-from browser_support import browser  # noqa: E402,F401  (a fixture: headless Chromium for page tests)
+import pytest  # noqa: E402
+from helpers.browser_support import browser  # noqa: E402,F401  (a fixture: headless Chromium for page tests)
+
+
+@pytest.fixture
+def private_cache(tmp_path, monkeypatch):
+    """FOCUS_CACHE in the test's own temporary folder (``tmp_path / "cache"``), so nothing built there is shared."""
+    monkeypatch.setenv("FOCUS_CACHE", str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+@pytest.fixture(scope="module")
+def index():
+    """The shipped tasks, read once per test module."""
+    from focus_eval.task import TaskIndex
+
+    return TaskIndex()
 
 
 def pytest_configure(config):
