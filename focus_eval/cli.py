@@ -64,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     rest = argv[1:] if argv[0] in COMMANDS else argv
     parser = build_parser(command)
     args = parser.parse_args(rest)
+    args._argv = rest  # what was given explicitly (``focus-eval run --config`` lets it win over the file)
     from focus_eval.errors import FocusError
     try:
         return int(args._run(args) or 0)
