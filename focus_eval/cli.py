@@ -32,7 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _top_help() -> str:
-    lines = ["usage: focus-eval --model MODEL --tasks TASKS [options]", "       focus-eval COMMAND [options]", "",
+    lines = ["usage: focus-eval --model MODEL --tasks TASKS [options]", "       focus-eval --config RUN.yaml [options]",
+             "       focus-eval COMMAND [options]", "",
              "Evaluate retinal colour-fundus models on the FOCUS tasks.", "", "commands:"]
     width = max(map(len, COMMANDS))
     for name, (_, text) in COMMANDS.items():

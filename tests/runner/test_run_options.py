@@ -178,3 +178,16 @@ def test_sft_shares_the_run_options_it_means_the_same_by():
     assert (args.seed, args.use_prepared, args.device, args.model_args) == (42, False, None, "")
     with pytest.raises(SystemExit):  # sft keeps its own flags: no lm-eval spellings
         build_parser("sft").parse_args(["--model", "m", "--dataset", "d", "--target", "t", "--model_args", "a=1"])
+
+
+def test_every_option_declared_as_changing_numbers_is_in_the_units_fingerprint(data_root):
+    from focus_eval.runner.run import Runner
+
+    runner = Runner(RunOptions(model="tiny-vit", tasks=TASK, data_root=data_root, device="cpu", progress=False))
+    fingerprint = runner.fingerprint(runner.units[0])
+    numbers = {d.spec.fingerprint or name for name, d in DECLARED.items() if d.spec.numbers}
+    assert numbers and numbers <= set(fingerprint)
+    from focus_eval.runner.provenance import EXPLAIN
+
+    assert {EXPLAIN[name] for name in ("seed", "probe_select", "use_prepared")} == \
+        {"--seed", "--probe-select", "--no-prepared"}
