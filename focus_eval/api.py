@@ -4,26 +4,22 @@
 from __future__ import annotations
 
 import os
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from focus_eval.errors import FocusError
-from focus_eval.registry import suggest
 
 NO_DATA_ROOT = ("no data root: pass --data-root DIR (or set FOCUS_DATA) - the folder holding one sub-folder per "
                 "dataset (user datasets may also be given with --dataset-path NAME=DIR); nothing was run")
 
 
 def run_options(model: str, tasks: str | list[str], **options: Any):
-    """RunOptions from keyword arguments named as its fields (unknown names are an error with a suggestion),
-    plus ``models_path`` (user preset folders) and ``dataset_path`` (dataset cards, ``NAME=DIR``)."""
-    from focus_eval.runner.run import RunOptions
+    """RunOptions from keyword arguments named as its fields (``focus_eval.options`` declares them: unknown
+    names are an error with a suggestion, values are checked with the command line's parsers), among them
+    ``models_path`` (user preset folders) and ``dataset_path`` (dataset cards, ``NAME=DIR``)."""
+    from focus_eval.options import RUN_OPTIONS, RunOptions, check_keywords
 
-    known = {f.name for f in fields(RunOptions)} - {"model", "tasks"} | {"models_path", "dataset_path"}
-    for name in options:
-        if name not in known:
-            raise FocusError(f"unknown option {name!r}{suggest(name, known)}")
+    options = check_keywords(options, tuple(n for n in RUN_OPTIONS if n not in ("model", "tasks")) + ("argv",))
     if isinstance(tasks, (list, tuple)):
         tasks = ",".join(tasks)
     model = prepare_run(model, options)
@@ -41,14 +37,14 @@ def run_options(model: str, tasks: str | list[str], **options: Any):
 
 def prepare_run(model: str, options: dict[str, Any]) -> str:
     """Check and complete run options in place, once, before anything is written: a data root, a GPU when one
-    is asked for; consumes ``models_path`` and ``dataset_path`` (registering the dataset cards) and returns
+    is asked for; reads ``models_path`` and ``dataset_path`` (registering the dataset cards) and returns
     ``model`` as the runner's preset loader reads it (a user preset's name becomes its file)."""
     from focus_eval.data.manifests import register_manifests
     from focus_eval.data.registry import DATA_ROOT_ENV
     from focus_eval.presets import resolve_model
 
-    models_path = _as_list(options.pop("models_path", None))
-    dataset_path = _as_list(options.pop("dataset_path", None))
+    models_path = options["models_path"] = _as_list(options.get("models_path"))
+    dataset_path = options["dataset_path"] = _as_list(options.get("dataset_path"))
     data_root = options.get("data_root") or os.environ.get(DATA_ROOT_ENV)
     if not data_root:
         raise FocusError(NO_DATA_ROOT)

@@ -32,7 +32,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 
 def _top_help() -> str:
-    lines = ["usage: focus-eval --model MODEL --tasks TASKS [options]", "       focus-eval COMMAND [options]", "",
+    lines = ["usage: focus-eval --model MODEL --tasks TASKS [options]", "       focus-eval --config RUN.yaml [options]",
+             "       focus-eval COMMAND [options]", "",
              "Evaluate retinal colour-fundus models on the FOCUS tasks.", "", "commands:"]
     width = max(map(len, COMMANDS))
     for name, (_, text) in COMMANDS.items():
@@ -64,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     rest = argv[1:] if argv[0] in COMMANDS else argv
     parser = build_parser(command)
     args = parser.parse_args(rest)
+    args._argv = rest  # what was given explicitly (``focus-eval run --config`` lets it win over the file)
     from focus_eval.errors import FocusError
     try:
         return int(args._run(args) or 0)

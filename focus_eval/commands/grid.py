@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -28,6 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _plan_arguments(p: argparse.ArgumentParser) -> None:
+    from focus_eval.grid.plan import PLAN_OPTIONS
+    from focus_eval.options import add_options
+
     p.add_argument("--models", default=None,
                    help="presets or shell patterns, comma-separated (default: the paper's 22 models)")
     p.add_argument("--tasks", default=None,
@@ -41,23 +43,15 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--finetune-cells", default=None, metavar="DATASET:TARGET,...",
                    help="training cells (default: brset:dr,brset:referable_dr,brset:glaucoma,mbrset:dr,"
                         "mbrset:referable_dr)")
-    p.add_argument("--data-root", type=Path, default=os.environ.get("FOCUS_DATA"),
-                   help="dataset folder of the jobs (default: $FOCUS_DATA); image counts are read from it")
-    p.add_argument("--output-path", type=Path, default=Path(os.environ.get("FOCUS_OUTPUT", "results")),
-                   help="results folder of the jobs (default: $FOCUS_OUTPUT, else results/)")
     p.add_argument("--adapters", type=Path, default=Path("adapters"), help="adapter folder (default: adapters/)")
-    p.add_argument("--include-path", action="append", default=[], help="extra folder of task YAML files")
     p.add_argument("--model-args", action="append", default=[], metavar="MODEL:K=V,...",
                    help="preset overrides of one model, e.g. visionfm-fundus:weights=/w/VFM.pth (repeatable)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, default=None, help="evaluate at most N test images per task")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for confidence intervals")
-    p.add_argument("--probe-compat", action="store_true", help="reference linear probe (see focus-eval run)")
-    p.add_argument("--zs-scale", type=float, default=None, help="fixed zero-shot logit scale")
-    p.add_argument("--batch-size", default="auto", help="images per batch, or 'auto'")
-    p.add_argument("--num-workers", type=int, default=None, help="image decoding workers per job")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
-    p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache shared by the jobs")
+    runs = p.add_argument_group("run options", "every job runs with these ('focus-eval run --help' explains them)")
+    add_options(runs, PLAN_OPTIONS, aliases=False, drop=("-o",), overrides={
+        "data_root": {"help": "dataset folder of the jobs (default: $FOCUS_DATA); image counts are read from it"},
+        "output_path": {"help": "results folder of the jobs (default: $FOCUS_OUTPUT, else results/)"},
+        "cache_dir": {"help": "embedding cache shared by the jobs"},
+        "num_workers": {"help": "image decoding workers per job"}})
     p.add_argument("--sft-args", default="", help="extra 'focus-eval sft' options for every training job")
     p.add_argument("--throughput", type=Path, default=None, metavar="BENCH_JSON",
                    help="figures of 'focus-eval bench --json FILE' on the grid's GPU (default: planning figures)")
@@ -105,18 +99,12 @@ def _model_args(values: list[str]) -> dict[str, str]:
 
 def _plan(args: argparse.Namespace) -> int:
     from focus_eval.grid.estimate import Throughput
-    from focus_eval.grid.plan import Settings, build_plan, write_plan
+    from focus_eval.grid.plan import PLAN_OPTIONS, Settings, build_plan, write_plan
+    from focus_eval.options import absolute_paths, from_namespace, plain
 
-    def absolute(path):
-        return str(Path(path).expanduser().resolve()) if path else None
-
-    settings = Settings(
-        output_path=absolute(args.output_path), adapters_path=absolute(args.adapters),
-        data_root=absolute(args.data_root), include_path=[absolute(p) for p in args.include_path],
-        model_args=_model_args(args.model_args), seed=args.seed, limit=args.limit, n_boot=args.n_boot,
-        probe_compat=args.probe_compat, zs_scale=args.zs_scale, batch_size=str(args.batch_size),
-        num_workers=args.num_workers, device=args.device, cache_dir=absolute(args.cache_dir),
-        sft_args=shlex.split(args.sft_args))
+    values = plain(absolute_paths(from_namespace(args, PLAN_OPTIONS)))
+    settings = Settings(adapters_path=str(args.adapters.expanduser().resolve()),
+                        model_args=_model_args(args.model_args), sft_args=shlex.split(args.sft_args), **values)
     throughput = Throughput.from_bench(args.throughput) if args.throughput else Throughput.default()
     plan = build_plan(settings, models=args.models, tasks=args.tasks, include_proxy=args.include_proxy,
                       finetune=args.finetune, finetune_models=args.finetune_models, cells=args.finetune_cells,

@@ -5,11 +5,13 @@ too (``--model_args``, ``--batch_size``, ``--output_path``, ``--include_path``, 
 from __future__ import annotations
 
 import argparse
-import os
+import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from focus_eval.errors import FocusError
+from focus_eval.options import batch_size, limit  # noqa: F401  (the parsers of --batch-size and --limit)
 
 TASK_LISTINGS = ("list", "list_groups", "list_tasks", "list_tags")
 # lm-eval flags without a counterpart here -> what to do instead
@@ -41,107 +43,77 @@ class LmEvalOnly(argparse.Action):
         raise argparse.ArgumentError(self, f"is an lm-eval option focus-eval does not have: {instead}")
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--model", default=None,
-                   help="a preset name ('focus-eval models' lists them), a preset YAML file, or a family adapter "
-                        "(hf_vision, timm, open_clip, hf_clip, hf_mllm) with --model-args pretrained=HUB_ID_OR_PATH")
-    p.add_argument("--tasks", required=True,
-                   help="comma-separated task names, groups, tags, patterns or task YAML files, e.g. 'glaucoma_*' "
-                        "or dr,refuge; 'list' lists them")
-    p.add_argument("--model-args", "--model_args", default="",
-                   help="preset overrides k=v,... (e.g. pretrained=ORG/NAME,revision=SHA, weights=PATH, source=DIR)")
-    p.add_argument("--models-path", action="append", default=[], metavar="DIR",
-                   help="a folder of user preset YAML files (repeatable; also $FOCUS_MODELS_PATH)")
-    p.add_argument("--data-root", type=Path, default=os.environ.get("FOCUS_DATA"),
-                   help="folder with one sub-folder per dataset (default: $FOCUS_DATA)")
-    p.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR",
-                   help="a user dataset: NAME=DIR with a dataset.yaml card beside its manifest, or a folder of "
-                        "cards (repeatable; also $FOCUS_DATASETS_PATH); its tasks are <target>_NAME")
-    p.add_argument("-o", "--output-path", "--output_path", type=Path,
-                   default=Path(os.environ.get("FOCUS_OUTPUT", "results")),
-                   help="results folder (default: $FOCUS_OUTPUT, else results/)")
-    p.add_argument("--include-path", "--include_path", action="append", default=[],
-                   help="extra folder of task YAML files")
-    p.add_argument("--include-proxy", action="store_true", help="let groups and patterns include proxy tasks")
-    p.add_argument("--methods", default=None, help="subset of the preset's methods, comma-separated")
-    p.add_argument("--batch-size", "--batch_size", default="auto", type=batch_size,
-                   help="images per batch, or 'auto' (a large batch, halved when the GPU runs out of memory)")
-    p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
-    p.add_argument("--num-workers", type=int, default=None, help="image decoding worker processes")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=limit, default=None,
-                   help="evaluate at most N test images per task, or a fraction of each test set (e.g. 0.1)")
-    p.add_argument("--resume", dest="resume", action="store_true", default=True,
-                   help="skip finished (task, method) units and continue half-finished ones (default)")
-    p.add_argument("--no-resume", dest="resume", action="store_false", help="evaluate everything again")
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace results in the output folder that were computed from other inputs (data, labels, "
-                        "task, preset, options) instead of stopping")
-    p.add_argument("--verify-images", action="store_true",
-                   help="also fingerprint the bytes of every image (resume then notices content changes that keep "
-                        "a file's size and time)")
-    p.add_argument("--probe-compat", action="store_true",
-                   help="reference linear probe: L2-normalised features, C = 1, no validation search")
-    p.add_argument("--probe-select", choices=("log_loss", "auroc"), default="log_loss",
-                   help="how the linear probe chooses C on the validation split: log-loss (default, a proper "
-                        "scoring rule) or AUROC")
-    p.add_argument("--zs-scale", type=float, default=None,
-                   help="fixed zero-shot logit scale (100 reproduces the reference); default: the model's own")
-    p.add_argument("--adapter", default=None, help="folder of a peft LoRA adapter to load on the base model")
-    p.add_argument("--trust-remote-code", "--trust_remote_code", action="store_true",
-                   help="allow presets that declare remote code, and preset adapters named as module:Class")
-    p.add_argument("--split-file", action="append", default=[], metavar="DATASET=CSV",
-                   help="external split file (image_id, split) for one dataset; repeatable")
-    p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (default: ~/.cache/focus-eval)")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for confidence intervals")
-    p.add_argument("--no-prepared", dest="use_prepared", action="store_false",
-                   help="read raw image files even where a prepared cache exists")
-    p.add_argument("--no-progress", dest="progress", action="store_false")
-    p.add_argument("--num_fewshot", "--num-fewshot", type=int, default=0, metavar="0",
+def add_arguments(p: argparse.ArgumentParser, suppress: bool = False) -> None:
+    """The run options as ``focus_eval.options`` declares them, then ``--config`` and lm-eval's flags; with
+    ``suppress`` no default is set (only what a command line gives explicitly)."""
+    from focus_eval.options import add_options
+
+    add_options(p, suppress=suppress)
+    unset = {"default": argparse.SUPPRESS} if suppress else {}
+    p.add_argument("--config", type=Path, metavar="FILE", **({"default": None} | unset),
+                   help="a YAML or JSON file of run options (option names or flag spellings -> values), or a "
+                        "run manifest <output>/<model>/run-*.json (its options); the command line's options win")
+    p.add_argument("--num_fewshot", "--num-fewshot", type=int, metavar="0", **({"default": 0} | unset),
                    help="accepted for lm-eval commands; only 0 (every task is zero-shot)")
-    p.add_argument("--log_samples", "--log-samples", action="store_true",
+    p.add_argument("--log_samples", "--log-samples", action="store_true", **unset,
                    help="accepted for lm-eval commands; per-image samples are always written")
     for flag in LM_EVAL_ONLY:
         p.add_argument(flag, nargs="?", action=LmEvalOnly, help=argparse.SUPPRESS)
 
 
-def limit(text: str) -> int | float:
-    """--limit: a whole number of images (at least 1), or a fraction of each test set between 0 and 1."""
+def read_config(path: Path) -> tuple[Any, str]:
+    """A --config file's mapping (a run manifest's ``options``) and the name its errors give."""
+    import yaml
+
     try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value >= 1 and value.is_integer():
-        return int(value)
-    if 0 < value < 1:
-        return value
-    raise argparse.ArgumentTypeError(f"expected a number of images (1, 2, ...) or a fraction (0 < f < 1), got {text!r}")
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise FocusError(f"--config {path}: cannot read it: {exc.strerror or exc}") from None
+    try:
+        raw = json.loads(text) if Path(path).suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise FocusError(f"--config {path}: not a YAML or JSON mapping: {exc}") from None
+    if isinstance(raw, dict) and isinstance(raw.get("options"), dict):
+        return raw["options"], f"{path} (options)"  # a run manifest
+    return raw, str(path)
 
 
-def batch_size(text: str) -> int | str:
-    if text == "auto":
-        return text
-    if text.isdigit() and int(text) > 0:
-        return int(text)
-    raise argparse.ArgumentTypeError(f"expected a positive number or 'auto', got {text!r}")
+def given_explicitly(args: argparse.Namespace) -> set[str]:
+    """The options the command line itself gave: its arguments parsed again with every default suppressed
+    (a namespace made without them: the options whose value is not the default)."""
+    from focus_eval.options import DECLARED, cli_default
+
+    argv = getattr(args, "_argv", None)
+    if argv is None:
+        return {n for n, d in DECLARED.items() if hasattr(args, n) and getattr(args, n) != cli_default(d)}
+    parser = argparse.ArgumentParser(add_help=False)
+    add_arguments(parser, suppress=True)
+    return set(vars(parser.parse_known_args(argv)[0]))
 
 
-def _split_files(values: list[str]) -> dict[str, str]:
-    out = {}
-    for v in values:
-        if "=" not in v:
-            raise FocusError(f"--split-file expects DATASET=CSV, got {v!r}")
-        name, path = v.split("=", 1)
-        out[name.strip()] = path.strip()
-    return out
+def run_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The run options of a parsed command line, as RunOptions' fields hold them: those given explicitly,
+    else a --config file's, else the defaults."""
+    from focus_eval.options import config_values, from_namespace
+
+    values = from_namespace(args)
+    if getattr(args, "config", None) is None:
+        return values
+    from_file = config_values(*read_config(args.config))
+    given = given_explicitly(args)
+    return {**values, **from_file, **{n: v for n, v in values.items() if n in given}}
 
 
 def run(args: argparse.Namespace) -> int:
     from focus_eval import api
 
-    if args.tasks.strip() in TASK_LISTINGS:
-        return list_tasks(args)
-    if not args.model:
+    values = run_values(args)
+    if not values.get("tasks"):
+        raise FocusError("--tasks is required (on the command line or in the --config file): task names, groups, "
+                         "tags, patterns or task YAML files; 'list' lists them")
+    if values["tasks"].strip() in TASK_LISTINGS:
+        return list_tasks(values)
+    if not values.get("model"):
         raise FocusError("--model is required: a preset name ('focus-eval models'), a preset YAML file, or a family "
                          "adapter such as hf_vision with --model-args pretrained=HUB_ID_OR_PATH")
     if args.num_fewshot != 0:
@@ -150,20 +122,8 @@ def run(args: argparse.Namespace) -> int:
     if args.log_samples:
         print("focus-eval: --log_samples: per-image samples are always written (<output>/<model>/samples/)",
               file=sys.stderr)
-    tasks, include_path = task_files(args.tasks, args.include_path)
-    options = api.run_options(
-        args.model, tasks, model_args=args.model_args, models_path=args.models_path,
-        dataset_path=args.dataset_path, include_path=include_path, include_proxy=args.include_proxy,
-        data_root=args.data_root or None, output_path=args.output_path,
-        batch_size=args.batch_size, device=args.device, seed=args.seed, limit=args.limit, resume=args.resume,
-        overwrite=args.overwrite, verify_images=args.verify_images,
-        num_workers=args.num_workers, probe_compat=args.probe_compat,
-        probe_select=args.probe_select, zs_scale=args.zs_scale,
-        adapter=args.adapter, trust_remote_code=args.trust_remote_code, cache_dir=args.cache_dir,
-        split_files=_split_files(args.split_file),
-        methods=[m.strip() for m in args.methods.split(",")] if args.methods else None,
-        n_boot=args.n_boot, use_prepared=args.use_prepared, progress=args.progress,
-        argv=["focus-eval", *sys.argv[1:]])
+    tasks, values["include_path"] = task_files(values.pop("tasks"), values["include_path"])
+    options = api.run_options(values.pop("model"), tasks, **values, argv=["focus-eval", *sys.argv[1:]])
     report, state = api.run(options)
     if not state.is_main_process:
         return 0
@@ -191,12 +151,12 @@ def task_files(spec: str, include_path: list[str]) -> tuple[str, list[str]]:
     return ",".join(names), include
 
 
-def list_tasks(args: argparse.Namespace) -> int:
+def list_tasks(values: dict[str, Any]) -> int:
     """``--tasks list``: the task listing of 'focus-eval tasks' (with groups), as lm-eval prints it."""
     from focus_eval.commands import tasks
 
-    listing = argparse.Namespace(pattern=None, include_path=args.include_path, data_root=None,
-                                 dataset_path=args.dataset_path, groups=True)
+    listing = argparse.Namespace(pattern=None, include_path=values["include_path"], data_root=None,
+                                 dataset_path=values["dataset_path"], groups=True)
     return tasks.run(listing)
 
 

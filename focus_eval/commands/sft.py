@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from focus_eval.finetune.shared import SHARED
+    from focus_eval.options import add_options
+
+    shared = {**SHARED, "model_args": {"default": ""}}  # sft parses --model-args text itself
+
     p.add_argument("--model", required=True, help="multimodal LLM preset ('focus-eval models' lists them)")
     p.add_argument("--dataset", required=True, help="dataset whose train split is used, e.g. brset")
     p.add_argument("--target", required=True, help="dr, referable_dr or glaucoma (the task <target>_<dataset>)")
     p.add_argument("--output", type=Path, default=None,
                    help="adapter folder (default: adapters/<model>/sft-<target>_<dataset>)")
-    p.add_argument("--data-root", type=Path, default=os.environ.get("FOCUS_DATA"),
-                   help="folder with one sub-folder per dataset (default: $FOCUS_DATA)")
     p.add_argument("--cohort", default=None, help="cohort of the dataset (default: the task's)")
-    p.add_argument("--model-args", default="", help="preset overrides k=v,... (e.g. weights=PATH)")
-    p.add_argument("--include-path", action="append", default=[], help="extra folder of task YAML files")
+    # the options shared with runs, as focus_eval.options declares them (without lm-eval's spellings)
+    add_options(p, ("data_root", "model_args", "include_path"), aliases=False, overrides=shared)
     p.add_argument("--split-file", default=None, help="external split file (image_id, split) for the dataset")
     lora = p.add_argument_group("LoRA")
     lora.add_argument("--rank", type=int, default=16)
@@ -35,7 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="images per device and micro-batch (default: the preset's, else 4; 1 for large models)")
     opt.add_argument("--grad-accum", type=int, default=None,
                      help="micro-batches per optimiser step (default: the preset's, else 4; 8 for large models)")
-    opt.add_argument("--seed", type=int, default=42)
+    add_options(opt, ("seed",), overrides=shared)
     opt.add_argument("--no-gradient-checkpointing", dest="gradient_checkpointing", action="store_false",
                      help="keep activations instead of recomputing them (faster, more memory)")
     run = p.add_argument_group("run")
@@ -48,32 +50,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                      help="continue from the last checkpoint; a finished adapter is kept (default)")
     run.add_argument("--no-resume", dest="resume", action="store_false", help="train again from the start")
     run.add_argument("--keep-checkpoints", action="store_true", help="keep the last checkpoint after training")
-    run.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
-    run.add_argument("--num-workers", type=int, default=None, help="image decoding worker processes")
-    run.add_argument("--no-prepared", dest="use_prepared", action="store_false",
-                     help="read raw image files even where a prepared cache exists")
-    run.add_argument("--trust-remote-code", action="store_true", help="allow presets that declare remote code")
-    run.add_argument("--no-progress", dest="progress", action="store_false")
+    add_options(run, ("device", "num_workers", "use_prepared", "trust_remote_code", "progress"), aliases=False,
+                overrides=shared)
 
 
 def run(args: argparse.Namespace) -> int:
     from focus_eval.data.registry import optional_data_root
+    from focus_eval.finetune.shared import SHARED
     from focus_eval.finetune.sft import SFTConfig, Trainer
+    from focus_eval.options import from_namespace
     from focus_eval.presets import parse_model_args
 
+    shared = from_namespace(args, SHARED)  # data root, model args, device, seed, ... as runs read them
+    shared.update(data_root=optional_data_root(shared["data_root"]), model_args=parse_model_args(shared["model_args"]))
     config = SFTConfig(
-        model=args.model, dataset=args.dataset, target=args.target, output=args.output,
-        data_root=optional_data_root(args.data_root), cohort=args.cohort,
-        model_args=parse_model_args(args.model_args), include_path=args.include_path, split_file=args.split_file,
-        rank=args.rank, alpha=args.alpha, dropout=args.dropout, epochs=args.epochs, lr=args.lr,
-        batch_size=args.batch_size, grad_accum=args.grad_accum, seed=args.seed, max_steps=args.max_steps,
+        model=args.model, dataset=args.dataset, target=args.target, output=args.output, cohort=args.cohort,
+        split_file=args.split_file, rank=args.rank, alpha=args.alpha, dropout=args.dropout, epochs=args.epochs,
+        lr=args.lr, batch_size=args.batch_size, grad_accum=args.grad_accum, max_steps=args.max_steps,
         warmup_steps=args.warmup_steps, weight_decay=args.weight_decay, max_grad_norm=args.max_grad_norm,
         save_steps=max(1, args.save_steps), eval_steps=args.eval_steps, log_steps=max(1, args.log_steps),
         max_val_images=args.max_val_images, gradient_checkpointing=args.gradient_checkpointing,
-        resume=args.resume, keep_checkpoints=args.keep_checkpoints, device=args.device,
-        num_workers=args.num_workers, use_prepared=args.use_prepared, trust_remote_code=args.trust_remote_code,
-        progress=args.progress,
-        argv=["focus-eval", *sys.argv[1:]])
+        resume=args.resume, keep_checkpoints=args.keep_checkpoints, **shared, argv=["focus-eval", *sys.argv[1:]])
     trainer = Trainer(config)
     result = trainer.run()
     if not trainer.accelerator.is_main_process:

@@ -28,6 +28,7 @@ from focus_eval.adapters import lora
 from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
 from focus_eval.finetune.data import AnswerEncoder, ExampleImages, collate_examples, data_hash, task_examples
+from focus_eval.finetune.shared import sft_field
 from focus_eval.runner.images import decode_size, default_workers
 
 DEFAULT_BATCH = (4, 4)  # per-device batch x gradient accumulation, when the preset says nothing
@@ -36,16 +37,18 @@ LARGE_MODEL_BATCH = (1, 8)  # presets flagged large_model (27B class)
 
 @dataclass
 class SFTConfig:
-    """Everything ``focus-eval sft`` was asked to do (None = from the preset or a documented default)."""
+    """Everything ``focus-eval sft`` was asked to do (None = from the preset or a documented default). The
+    options it shares with runs (``--data-root``, ``--device``, ``--seed``, ...) carry their declaration from
+    ``focus_eval.options``."""
 
     model: str
     dataset: str
     target: str
     output: Path | None = None
-    data_root: Path | None = None
+    data_root: Path | None = sft_field("data_root")
     cohort: str | None = None
-    model_args: dict[str, Any] = field(default_factory=dict)
-    include_path: list[str] = field(default_factory=list)
+    model_args: dict[str, Any] = sft_field("model_args")
+    include_path: list[str] = sft_field("include_path")
     split_file: str | None = None
     rank: int = 16
     alpha: float = 16.0
@@ -54,7 +57,7 @@ class SFTConfig:
     lr: float = 2e-5
     batch_size: int | None = None
     grad_accum: int | None = None
-    seed: int = 42
+    seed: int = sft_field("seed")
     max_steps: int | None = None
     warmup_steps: int = 0
     weight_decay: float = 0.0
@@ -66,11 +69,11 @@ class SFTConfig:
     gradient_checkpointing: bool = True
     resume: bool = True
     keep_checkpoints: bool = False
-    device: str | None = None
-    num_workers: int | None = None
-    use_prepared: bool = True
-    trust_remote_code: bool = False
-    progress: bool = True
+    device: str | None = sft_field("device")
+    num_workers: int | None = sft_field("num_workers")
+    use_prepared: bool = sft_field("use_prepared")
+    trust_remote_code: bool = sft_field("trust_remote_code")
+    progress: bool = sft_field("progress")
     argv: list[str] = field(default_factory=list)
 
 

@@ -11,47 +11,33 @@ import time
 from pathlib import Path
 
 from focus_eval.errors import FocusError
-from focus_eval.grid.plan import GridJob, Settings
+from focus_eval.grid.plan import PLAN_OPTIONS, SFT_OPTIONS, GridJob, Settings
+from focus_eval.options import to_argv
 
 
-def _common(s: Settings, job: GridJob) -> list[str]:
+def _common(s: Settings, job: GridJob, names: tuple[str, ...]) -> list[str]:
+    """``--model``, the model's preset overrides, the plan's run options in ``names``, ``--no-progress``."""
     argv = ["--model", job.model]
-    if s.data_root:
-        argv += ["--data-root", str(s.data_root)]
     if s.model_args.get(job.model):
         argv += ["--model-args", s.model_args[job.model]]
-    for folder in s.include_path:
-        argv += ["--include-path", str(folder)]
-    for flag, value in (("--device", s.device), ("--num-workers", s.num_workers)):
-        if value is not None:
-            argv += [flag, str(value)]
-    return argv + ["--no-progress"]
+    return argv + to_argv({name: getattr(s, name) for name in names}) + ["--no-progress"]
 
 
 def job_argv(s: Settings, job: GridJob, replace: bool = False) -> list[str]:
     """The ``focus-eval`` arguments of a job (without the program name); ``replace`` lets it replace outputs
-    computed from other inputs (``--overwrite``; a training job starts again with ``--no-resume``)."""
+    computed from other inputs (``--overwrite``; a training job starts again with ``--no-resume``). An eval job
+    passes every run option of the plan (``PLAN_OPTIONS``), a training job those ``sft`` shares."""
     adapter_dir = Path(s.adapters_path) / job.model / str(job.adapter)
     if job.kind == "sft":
-        return ["sft", *_common(s, job), "--dataset", job.dataset, "--target", str(job.target),
+        return ["sft", *_common(s, job, SFT_OPTIONS), "--dataset", job.dataset, "--target", str(job.target),
                 "--output", str(adapter_dir), *s.sft_args, *(["--no-resume"] if replace else [])]
     if job.kind != "eval":
         raise FocusError(f"job {job.id}: unknown kind {job.kind!r} (eval or sft)")
-    argv = [*_common(s, job), "--tasks", ",".join(job.tasks), "--methods", ",".join(job.methods),
-            "--output-path", str(s.output_path), "--seed", str(s.seed), "--n-boot", str(s.n_boot),
-            "--batch-size", str(s.batch_size)]
+    argv = [*_common(s, job, PLAN_OPTIONS), "--tasks", ",".join(job.tasks), "--methods", ",".join(job.methods)]
     if job.adapter:
         argv += ["--adapter", str(adapter_dir)]
     if replace:
         argv.append("--overwrite")
-    if s.limit is not None:
-        argv += ["--limit", str(s.limit)]
-    if s.probe_compat:
-        argv.append("--probe-compat")
-    if s.zs_scale is not None:
-        argv += ["--zs-scale", str(s.zs_scale)]
-    if s.cache_dir:
-        argv += ["--cache-dir", str(s.cache_dir)]
     return argv
 
 

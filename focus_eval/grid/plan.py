@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, make_dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -14,6 +14,8 @@ from typing import Any
 import yaml
 
 from focus_eval.errors import FocusError
+from focus_eval.finetune.shared import SHARED as SFT_SHARED
+from focus_eval.options import DECLARED, RUN_OPTIONS, config_values, plain
 
 PLAN_FORMAT = 1
 # The FOCUS paper's fine-tuning cells: (training dataset, target).
@@ -33,25 +35,36 @@ WITHOUT_TASK = {("mbrset", "glaucoma"): "mBRSET has no glaucoma label; the refer
 FAMILY_ORDER = {"vm": 0, "vlm": 1, "mllm": 2}
 
 
-@dataclass
-class Settings:
-    """What every job of a plan shares: where data and outputs live and the options that change numbers."""
+# run options each job sets itself (or that mean something else in a plan: model_args is per model here)
+SET_BY_JOB = ("model", "tasks", "methods", "adapter", "overwrite", "resume", "progress", "include_proxy",
+              "model_args")
+# the run options every job of a plan takes from its settings: all the others, so that a new option travels
+PLAN_OPTIONS = tuple(n for n in RUN_OPTIONS if n not in SET_BY_JOB)
+# the ones 'focus-eval sft' shares with runs go to its training jobs too; not the seed (a plan's seed is the
+# evaluations', training keeps its own), the preset overrides (per model here) or progress (always off)
+SFT_OPTIONS = tuple(n for n in SFT_SHARED if n not in ("seed", "model_args", "progress"))
 
-    output_path: str
-    adapters_path: str
-    data_root: str | None = None
-    include_path: list[str] = field(default_factory=list)
-    model_args: dict[str, str] = field(default_factory=dict)
-    seed: int = 0
-    limit: int | None = None
-    n_boot: int = 1000
-    probe_compat: bool = False
-    zs_scale: float | None = None
-    batch_size: str = "auto"
-    num_workers: int | None = None
-    device: str | None = None
-    cache_dir: str | None = None
-    sft_args: list[str] = field(default_factory=list)
+
+def _settings_fields() -> list[tuple]:
+    """Settings' fields: the grid's own, and one per run option of ``PLAN_OPTIONS`` with the option's default
+    (paths as text: a plan file is YAML)."""
+    own = [("output_path", str), ("adapters_path", str)]
+    run = [(name, Any, field(default_factory=lambda d=DECLARED[name]: plain(d.default())))
+           for name in PLAN_OPTIONS if name != "output_path"]
+    return own + run + [("model_args", dict[str, str], field(default_factory=dict)),
+                        ("sft_args", list[str], field(default_factory=list))]
+
+
+Settings = make_dataclass("Settings", _settings_fields())
+Settings.__module__ = __name__
+Settings.__doc__ = ("What every job of a plan shares: where outputs and adapters live, preset overrides per model "
+                    "(``model_args``: model -> k=v,...), extra ``focus-eval sft`` options, and every run option "
+                    "(``PLAN_OPTIONS``, declared in ``focus_eval.options``) but those a job sets itself.")
+
+
+def run_values(settings) -> dict[str, Any]:
+    """The run options of a plan's settings, by name."""
+    return {name: getattr(settings, name) for name in PLAN_OPTIONS}
 
 
 @dataclass
@@ -330,7 +343,9 @@ def read_plan(path: str | Path) -> Plan:
         if key not in raw:
             raise FocusError(f"{path}: the plan lacks '{key}'")
     try:
-        settings = Settings(**_known(Settings, raw["settings"], f"{path}: settings"))
+        given = _known(Settings, raw["settings"], f"{path}: settings")
+        checked = config_values({k: v for k, v in given.items() if k in PLAN_OPTIONS}, f"{path}: settings")
+        settings = Settings(**{**given, **plain(checked)})
         jobs = [GridJob(**_known(GridJob, j, f"{path}: jobs[{i}]")) for i, j in enumerate(raw["jobs"])]
     except TypeError as exc:
         raise FocusError(f"{path}: {exc}") from None

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from focus_eval.grid.plan import GridJob, Plan
+from focus_eval.grid.plan import PLAN_OPTIONS, GridJob, Plan
+from focus_eval.options import FINGERPRINTED
 from focus_eval.results.state import UnitState
 
 DONE, PARTIAL, STALE, MISSING = "done", "partial", "stale", "missing"
@@ -87,8 +88,8 @@ class Expectations:
     def unit(self, job: GridJob, task: str, method: str) -> dict[str, Any]:
         s = self.plan.settings
         expected = {"task_hash": self.index.get(task).hash, "preset_hash": self.preset(job.model).hash,
-                    "method": method, "adapter": job.adapter, "limit": s.limit, "seed": s.seed,
-                    "probe_compat": s.probe_compat, "zs_scale": s.zs_scale, "n_boot": s.n_boot}
+                    "method": method, "adapter": job.adapter,
+                    **{name: getattr(s, name) for name in FINGERPRINTED if name in PLAN_OPTIONS}}
         if job.adapter:
             from focus_eval.finetune.artifacts import read_adapter_info
 

@@ -12,8 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any, Callable
 
-from focus_eval.runner.provenance import EXPLAIN
-from focus_eval.runner.run import RunOptions
+from focus_eval.options import EXPLAIN, RunOptions
 
 _DEFAULTS = {f.name: f.default for f in fields(RunOptions)}
 

@@ -7,7 +7,6 @@ import os
 import platform
 import subprocess
 import sys
-from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -46,9 +45,9 @@ def environment(state) -> dict:
 
 
 def build_manifest(runner) -> dict:
+    from focus_eval.options import recorded
+
     o = runner.options
-    options = asdict(o)
-    options.pop("argv", None)
     adapter = runner.adapter
     return {
         "argv": o.argv or sys.argv,
@@ -62,7 +61,7 @@ def build_manifest(runner) -> dict:
         "encoder_cache_key": getattr(adapter, "cache_key", None) if adapter is not None else None,
         "tasks": {t.name: {"hash": t.hash, "version": t.metadata.get("version"), "path": str(t.path)}
                   for t in runner.tasks},
-        "options": options,
+        "options": recorded(o),  # as a --config file reads them
         "environment": environment(runner.state),
         "units": {"finished": runner.report.finished, "skipped_as_done": runner.report.skipped,
                   "failed": runner.report.failed, "skipped_by_task": runner.report.skipped_by_task},

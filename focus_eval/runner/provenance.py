@@ -11,28 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from focus_eval.digests import file_sha256, json_digest
+from focus_eval.options import EXPLAIN  # noqa: F401  (fingerprint key -> what a user changed)
 
 LABEL_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".xlsx", ".xls", ".json", ".jsonl", ".yaml", ".yml"})
 
-# fingerprint key -> what a user changed when it differs
-EXPLAIN = {
-    "task_hash": "the task file (its prompt, labels rule or settings)",
-    "preset_hash": "the model preset or --model-args",
-    "method": "the method",
-    "limit": "--limit",
-    "seed": "--seed",
-    "probe_compat": "--probe-compat",
-    "probe_select": "--probe-select",
-    "zs_scale": "--zs-scale",
-    "n_boot": "--n-boot",
-    "adapter": "--adapter",
-    "adapter_digest": "the adapter's weights",
-    "split_file_sha256": "--split-file or the split file's contents",
-    "split_digest": "the train/val/test assignment",
-    "data_fingerprint": "the dataset's label files or images",
-    "use_prepared": "--no-prepared",
-    "images_sha256": "the bytes of the dataset's images (checked with --verify-images)",
-}
 # compared only when the earlier run recorded them
 OPTIONAL = frozenset({"images_sha256"})
 

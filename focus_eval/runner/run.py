@@ -12,48 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from focus_eval.errors import FocusError
+from focus_eval.options import RunOptions  # noqa: F401  (declared with the run options; imported from here too)
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, UnitMeta
 from focus_eval.runner.methods.base import EMBEDDING, Embeddings, RunContext
 from focus_eval.runner.records import age_threshold, split_summary, task_records
 from focus_eval.runner.units import Unit
-
-
-@dataclass
-class RunOptions:
-    """Everything ``focus-eval --model M --tasks T`` was asked to do."""
-
-    model: str
-    tasks: str
-    model_args: dict[str, Any] = field(default_factory=dict)
-    include_path: list[str] = field(default_factory=list)
-    include_proxy: bool = False
-    data_root: Path | None = None
-    output_path: Path = Path("results")
-    batch_size: int | str = "auto"
-    device: str | None = None
-    seed: int = 0
-    limit: int | None = None
-    resume: bool = True
-    overwrite: bool = False
-    verify_images: bool = False
-    num_workers: int | None = None
-    probe_compat: bool = False
-    probe_select: str = "log_loss"  # how the linear probe chooses C on val: "log_loss" or "auroc"
-    zs_scale: float | None = None
-    adapter: str | None = None
-    trust_remote_code: bool = False
-    cache_dir: Path | None = None
-    split_files: dict[str, str] = field(default_factory=dict)
-    methods: list[str] | None = None
-    n_boot: int = 1000
-    use_prepared: bool = True
-    progress: bool = True
-    argv: list[str] = field(default_factory=list)
-
-    def __post_init__(self):
-        if self.probe_select not in ("log_loss", "auroc"):
-            raise FocusError(f"probe_select must be 'log_loss' or 'auroc', got {self.probe_select!r}")
 
 
 @dataclass
