@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from focus_eval.errors import DataError
-from focus_eval.leaderboard import charts
-from focus_eval.leaderboard.calibration import Calibration, read_test_rows, reliability_bins, samples_path
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.subgroups import AttributeGroups, subgroup_values
+from focus_eval.leaderboard.draw import charts
+from focus_eval.leaderboard.draw.calibration import Calibration, read_test_rows, reliability_bins, samples_path
+from focus_eval.results.collect import Entry
+from focus_eval.leaderboard.draw.subgroups import AttributeGroups, subgroup_values
 from focus_eval.metrics.arrays import SampleArrays
 
 NO_SAMPLES_NOTE = "Published without per-image data (--no-samples), so no curve."

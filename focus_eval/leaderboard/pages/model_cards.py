@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from focus_eval.errors import FocusError
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.groups import ModelInfo, rank_key
-from focus_eval.leaderboard.runinfo import RunIndex
-from focus_eval.leaderboard.summary import included
+from focus_eval.results.collect import Entry
+from focus_eval.leaderboard.pages.groups import ModelInfo, rank_key
+from focus_eval.results.collect import RunIndex
+from focus_eval.analysis.summary import included
 from focus_eval.presets import load_preset
 from focus_eval.resources import resource_dir
 

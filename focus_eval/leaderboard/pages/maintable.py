@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from focus_eval.leaderboard.groups import Configuration, TaskInfo
-from focus_eval.leaderboard.stats import Mean, competition_ranks, mean_with_interval
-from focus_eval.leaderboard.summary import included
+from focus_eval.leaderboard.pages.groups import Configuration, TaskInfo
+from focus_eval.analysis.significance import Mean, competition_ranks, mean_with_interval
+from focus_eval.analysis.summary import included
 
 
 @dataclass(frozen=True)
