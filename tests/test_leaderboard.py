@@ -15,17 +15,17 @@ from leaderboard_data import line, tables, write_lines
 from focus_eval.cli import main
 from focus_eval.errors import DataError, FocusError
 from focus_eval.leaderboard import build_site
-from focus_eval.leaderboard.calibration import read_calibration, reliability_bins
-from focus_eval.leaderboard.catalog import load_catalog
-from focus_eval.leaderboard.charts import auroc_colour, contrast, ink
-from focus_eval.leaderboard.compare import read_compare_files
-from focus_eval.leaderboard.csvdata import CsvTable
-from focus_eval.leaderboard.entries import read_entries
-from focus_eval.leaderboard.groups import paper_table
-from focus_eval.leaderboard.inputs import discover
-from focus_eval.leaderboard.slugs import assign_slugs
-from focus_eval.leaderboard.stats import (Mean, competition_ranks, fmt_signed, mean_with_interval, nice_ticks,
-                                          tick_label, verdict)
+from focus_eval.leaderboard.draw.calibration import read_calibration, reliability_bins
+from focus_eval.leaderboard.draw.catalog import load_catalog
+from focus_eval.leaderboard.draw.charts import auroc_colour, contrast, ink
+from focus_eval.analysis.deltas import read_compare_files
+from focus_eval.leaderboard.draw.csvdata import CsvTable
+from focus_eval.leaderboard.conventions import read_entries
+from focus_eval.leaderboard.pages.groups import paper_table
+from focus_eval.results.collect import discover
+from focus_eval.leaderboard.draw.slugs import assign_slugs
+from focus_eval.analysis.significance import Mean, competition_ranks, mean_with_interval, verdict
+from focus_eval.leaderboard.draw.numbers import fmt_signed, nice_ticks, tick_label
 
 
 @pytest.fixture(scope="module")
