@@ -3,15 +3,16 @@ and when a comparison may be called significant."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Iterable, Sequence
 
+import numpy as np
+
+from focus_eval.metrics.bootstrap import mean_of_tasks
 from focus_eval.results.schema import LOWER_IS_BETTER
 
 SIGNIFICANCE_Q = 0.05
-Z95 = 1.959964
 # A mean over fewer comparisons than this says little about in-domain vs out-of-domain transfer in general.
 MIN_COMPARISONS = 3
 RANK_DIGITS = 3
@@ -33,25 +34,27 @@ def competition_ranks(values: Sequence[float | None], digits: int = RANK_DIGITS,
 
 @dataclass(frozen=True)
 class Mean:
-    """A mean of task scores with a 95% interval (None when some task has no interval) and its task count."""
+    """A mean of task scores with its 95% interval (None when some task has no bootstrap replicates) and its
+    task count."""
 
     value: float | None
     ci: tuple[float, float] | None
     n: int
 
 
-def mean_with_interval(pairs: Iterable[tuple[float | None, Sequence[float | None] | None]],
-                       low: float = 0.0, high: float = 1.0) -> Mean:
-    """Unweighted mean of the values; its interval combines the tasks' 95% intervals as independent normal
-    errors (standard error = interval width / (2 x 1.96)), clipped to [low, high]."""
-    present = [(v, ci) for v, ci in pairs if v is not None]
+def mean_of_scores(scores: Iterable[tuple[float | None, np.ndarray | None]]) -> Mean:
+    """Unweighted mean of the task scores; its interval is the one rule for a mean of task scores that group
+    lines use (``metrics.bootstrap.mean_of_tasks``): replicate b of the mean is the mean of the tasks' bootstrap
+    replicate b, each task resampled over its own patients. ``scores`` are (value, replicates) pairs, the
+    replicates with the point estimate first, or None when the task's samples are not at hand."""
+    present = [(v, r) for v, r in scores if v is not None]
     if not present:
         return Mean(None, None, 0)
-    mean = fmean(v for v, _ in present)
-    if any(not ci or None in ci for _, ci in present):
-        return Mean(mean, None, len(present))
-    se = math.sqrt(sum(((ci[1] - ci[0]) / (2 * Z95)) ** 2 for _, ci in present)) / len(present)
-    return Mean(mean, (max(low, mean - Z95 * se), min(high, mean + Z95 * se)), len(present))
+    value = fmean(v for v, _ in present)
+    if any(r is None for _, r in present):
+        return Mean(value, None, len(present))
+    ci = mean_of_tasks([r for _, r in present])[1]
+    return Mean(value, None if None in ci else (ci[0], ci[1]), len(present))
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ carries the sampling variance within comparisons and the correlation between com
 set, instead of treating comparisons as independent draws. Replicates in which some comparison's delta is
 undefined are dropped (``n_boot_used``). q: Benjamini-Hochberg over the domain summaries of the same metric.
 ``win_rate``: share of the summarised comparisons that improved (delta > 0; delta < 0 for ECE, where lower
-is better). Proxy and underpowered (fewer paired positives than ``results.power.MIN_POSITIVES``) comparisons get delta lines but stay out of the
-summaries unless asked (``include_all``).
+is better). Proxy and underpowered (fewer paired positives than ``results.power.MIN_POSITIVES``) comparisons get
+delta lines but stay out of the summaries unless asked (``include_all``).
 """
 
 from __future__ import annotations

@@ -87,7 +87,7 @@ def count_cell(value: float | None) -> Markup:
 
 
 def mean_cell(mean: Mean, bold: bool = False, css: str = "") -> Markup:
-    """A mean of task scores: the value, its (approximate) interval, and how many tasks it covers."""
+    """A mean of task scores: the value, its interval, and how many tasks it covers."""
     cell = value_cell(mean.value, mean.ci, bold=bold, css=css)
     if mean.n:
         cell = Markup(str(cell).replace("</td>", f'<span class="count">{mean.n} task{"s" if mean.n != 1 else ""}'

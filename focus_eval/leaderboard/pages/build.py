@@ -94,15 +94,16 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
     tasks = groups.tasks(entries, catalog, task_slugs, task_definitions(include_paths))
     ranked_ids = {id(e) for e in ranked}
     targets = sorted({e.line.target for e in ranked if e.line.target}, key=lambda t: catalog.order("targets", t))
+    samples = load_samples(entries, read_samples=not no_samples)
     return Site(
         catalog=catalog, entries=entries, ranked=ranked, tasks=tasks,
         models=groups.models(entries, catalog, model_slugs), configs=configs,
         top=groups.top_configurations(configs, top), table=groups.paper_table(ranked, catalog, include_proxy),
-        samples=load_samples(entries, read_samples=not no_samples), compare=fine_tuning(collection.compare),
+        samples=samples, compare=fine_tuning(collection.compare),
         include_proxy=include_proxy, include_limited=include_limited, model_slugs=model_slugs,
         task_slugs=task_slugs, targets=targets, runs=collection.runs, title=title, base_url=base_url,
         main=main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)], targets,
-                       include_proxy),
+                       include_proxy, samples),
         group_lines=collection.group_lines)
 
 

@@ -133,8 +133,8 @@ def dataset_rows(site: Site) -> tuple[list[str], list[DatasetRow]]:
     rows = []
     for main in site.main:
         lines = [e for e in included(main.config.entries, site.include_proxy)]
-        rows.append(DatasetRow(config=main.config,
-                               cells={d: mean_of([e for e in lines if e.line.dataset == d]) for d in datasets}))
+        cells = {d: mean_of([e for e in lines if e.line.dataset == d], site.samples) for d in datasets}
+        rows.append(DatasetRow(config=main.config, cells=cells))
     return datasets, rows
 
 
