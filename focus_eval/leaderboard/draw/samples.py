@@ -12,10 +12,10 @@ import numpy as np
 from focus_eval.errors import DataError
 from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.calibration import Calibration, read_test_rows, reliability_bins, samples_path
-from focus_eval.results.collect import Entry
 from focus_eval.leaderboard.draw.subgroups import AttributeGroups, subgroup_values
 from focus_eval.metrics.arrays import SampleArrays, metric_batch
 from focus_eval.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_weights
+from focus_eval.results.collect import Entry
 
 NO_SAMPLES_NOTE = "Published without per-image data (--no-samples), so no curve."
 

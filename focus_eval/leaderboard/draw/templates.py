@@ -8,9 +8,9 @@ from typing import Sequence
 import jinja2
 from markupsafe import Markup, escape
 
+from focus_eval.analysis.significance import Mean
 from focus_eval.leaderboard.draw import marks as cells
 from focus_eval.leaderboard.draw.catalog import Catalog
-from focus_eval.analysis.significance import Mean
 from focus_eval.leaderboard.draw.numbers import fmt_p, fmt_signed
 from focus_eval.leaderboard.draw.subgroups import AttributeGroups
 from focus_eval.resources import resource_dir

@@ -20,8 +20,8 @@ from focus_eval.leaderboard.pages import groups
 from focus_eval.leaderboard.pages.maintable import main_rows
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
-from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only
 from focus_eval.resources import resource_dir
+from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only
 
 DEFAULT_TITLE = "FOCUS leaderboard"
 _BASE_URL = re.compile(r"^(https?://[^\s\"'<>`]+|/[^\s\"'<>`]*)$")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from focus_eval.leaderboard.draw import charts
 from focus_eval.analysis.deltas import DOMAIN_LABELS, comparisons_table, summary_table
 from focus_eval.analysis.significance import MIN_COMPARISONS, SIGNIFICANCE_Q
+from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.figures import Point, StripGroup, strip
-from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.draw.numbers import fmt_p, fmt_signed
+from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.views import ViewPage
 from focus_eval.results.power import MIN_PAIRED, MIN_POSITIVES
 

@@ -15,8 +15,8 @@ from statistics import mean
 from focus_eval.analysis.attribution import (LEVELS, MODE_TITLES, attribute_entries, attribution_table, code_of,
                                              funbench_entries, guess_of, task_guesses)
 from focus_eval.leaderboard.draw.csvdata import CsvTable
-from focus_eval.results.collect import Entry
 from focus_eval.leaderboard.pages.site import Site
+from focus_eval.results.collect import Entry
 
 MODES = {"multiple_choice": "E-mode III: holistic", "linear_probe": "E-mode I: linear probe",
          "ve_probe": "E-mode I: vision-encoder probe", "knowledge_prompt": "E-mode II: knowledge-prompted LLM",

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
-from focus_eval.leaderboard.draw.samples import SampleView
-from focus_eval.leaderboard.pages.groups import Configuration, TaskInfo
 from focus_eval.analysis.significance import Mean, competition_ranks, mean_of_scores
 from focus_eval.analysis.summary import included
+from focus_eval.leaderboard.draw.samples import SampleView
+from focus_eval.leaderboard.pages.groups import Configuration, TaskInfo
 
 
 @dataclass(frozen=True)

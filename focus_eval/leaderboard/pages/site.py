@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from focus_eval.analysis.deltas import FineTuning
 from focus_eval.data.readers.synth import NAMES as SYNTHETIC_DATASETS
 from focus_eval.leaderboard.draw.catalog import Catalog
-from focus_eval.analysis.deltas import FineTuning
-from focus_eval.results.collect import Entry, GroupEntry
+from focus_eval.leaderboard.draw.samples import SampleView
 from focus_eval.leaderboard.pages.groups import Configuration, ModelInfo, TableBlock, TaskInfo
 from focus_eval.leaderboard.pages.maintable import MainRow
+from focus_eval.results.collect import Entry, GroupEntry
 from focus_eval.results.collect import RunIndex
-from focus_eval.leaderboard.draw.samples import SampleView
 
 
 @dataclass

@@ -8,15 +8,15 @@ from typing import Any
 
 import jinja2
 
-from focus_eval.leaderboard.draw import charts
-from focus_eval.leaderboard.pages.model_cards import model_card
-from focus_eval.results.collect import Entry
-from focus_eval.leaderboard.draw.filters import filter_options
-from focus_eval.results.collect import line_provenance
-from focus_eval.leaderboard.pages.site import Site
 from focus_eval.analysis.significance import competition_ranks
 from focus_eval.analysis.summary import included
+from focus_eval.leaderboard.draw import charts
+from focus_eval.leaderboard.draw.filters import filter_options
+from focus_eval.leaderboard.pages.model_cards import model_card
+from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
+from focus_eval.results.collect import Entry
+from focus_eval.results.collect import line_provenance
 from focus_eval.results.schema import METRICS
 
 

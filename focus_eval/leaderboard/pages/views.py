@@ -12,17 +12,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from focus_eval.analysis.base import Table
+from focus_eval.analysis.significance import Mean
+from focus_eval.analysis.summary import GroupSummary, included, summarize
 from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.calibration import pooled
-from focus_eval.analysis.base import Table
 from focus_eval.leaderboard.draw.csvdata import CsvTable
-from focus_eval.results.collect import Entry
 from focus_eval.leaderboard.draw.figures import Point, Strip, StripGroup, strip
 from focus_eval.leaderboard.pages.maintable import mean_of
 from focus_eval.leaderboard.pages.site import Site
-from focus_eval.analysis.significance import Mean
-from focus_eval.analysis.summary import GroupSummary, included, summarize
 from focus_eval.registry import Registry
+from focus_eval.results.collect import Entry
 
 ALL_TARGETS = "all"
 
