@@ -20,8 +20,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "models": ("focus_eval.commands.models", "list model presets"),
     "score": ("focus_eval.commands.score", "recompute results lines from sample files"),
     "leaderboard": ("focus_eval.commands.leaderboard", "build the static leaderboard site"),
-    "funbench-report": ("focus_eval.commands.funbench_report", "FunBench module attribution: MEAN ranks per "
-                        "mode and their Spearman correlations"),
+    "report": ("focus_eval.commands.report", "the analyses of results folders (FunBench attribution, fine-tuning "
+               "summary, ...)"),
+    "funbench-report": ("focus_eval.commands.funbench_report", "FunBench module attribution (now 'report funbench')"),
     "sft": ("focus_eval.commands.sft", "train a LoRA adapter for a multimodal LLM"),
     "compare": ("focus_eval.commands.compare", "paired fine-tuned vs base deltas with bootstrap CIs"),
     "demo": ("focus_eval.commands.demo", "run the offline demo end to end"),

@@ -4,7 +4,6 @@ replicate b), written into results.jsonl beside the task lines."""
 
 from __future__ import annotations
 
-import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -13,13 +12,13 @@ import numpy as np
 
 from focus_eval.metrics.aggregate import aggregate_group
 from focus_eval.metrics.arrays import SampleArrays, metric_batch
-from focus_eval.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_weights, summarize
+from focus_eval.metrics.bootstrap import DEFAULT_N_BOOT, DEFAULT_SEED, bootstrap_weights, mean_of_tasks
 from focus_eval.metrics.classes import class_spec, unit_replicates
 from focus_eval.results import store
 from focus_eval.results.layout import OutputLayout
-from focus_eval.results.schema import CLASS_METRICS, METRICS
+from focus_eval.results.schema import CLASS_METRICS, METRICS, GroupLine
 
-GROUP_KIND = "group"
+GROUP_KIND = GroupLine.kind
 CI_METHOD = "member_task_bootstrap_mean"
 
 
@@ -66,21 +65,15 @@ def group_line(model_dir: Path | OutputLayout, group: str, members: list[str], m
     metrics, ci = {}, {}
     for name in names:
         stacked = [replicates[t][name] for t in row["tasks"] if np.isfinite(replicates[t][name][0])]
-        if not stacked:
-            metrics[name], ci[name] = None, [None, None]
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a replicate where no member has the metric
-            metrics[name], ci[name] = summarize(np.nanmean(np.vstack(stacked), axis=0))
+        metrics[name], ci[name] = mean_of_tasks(stacked)
     first = lines[0]
-    return {"kind": GROUP_KIND, "group": group, "model": first["model"], "family": first["family"],
-            "domain": first["domain"], "untrained": first["untrained"], "method": method,
-            "adapter": first.get("adapter"), "members": list(members), "tasks": row["tasks"],
-            "excluded": row["excluded"], "missing": row["missing"], "aggregation": "macro_mean",
-            "include_proxy": include_proxy, "metrics": metrics, "ci": ci, "coverage": row["coverage"],
-            "ci_method": CI_METHOD, "n_boot": int(meta.get("n_boot") or DEFAULT_N_BOOT),
-            "limited": any(bool(r.get("limited")) for r in lines),
-            "created": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    return GroupLine(
+        group=group, model=first["model"], family=first["family"], domain=first["domain"],
+        untrained=first["untrained"], method=method, adapter=first.get("adapter"), members=list(members),
+        tasks=row["tasks"], excluded=row["excluded"], missing=row["missing"], aggregation="macro_mean",
+        include_proxy=include_proxy, metrics=metrics, ci=ci, coverage=row["coverage"], ci_method=CI_METHOD,
+        n_boot=int(meta.get("n_boot") or DEFAULT_N_BOOT), limited=any(bool(r.get("limited")) for r in lines),
+        created=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")).to_dict()
 
 
 def rebuild_group_lines(model_dir: Path | OutputLayout, previous: list[dict]) -> list[dict]:

@@ -9,7 +9,7 @@ Counting rules:
   their count is ``extra.n_threshold``. Each method states its hard-label rule (``extra.threshold_rule``, from
   the unit meta); for the prompt method it is the first yes/no of the generated text, while score = p_yes
   feeds the score metrics. Lines that carry prompt fields get the prompt diagnostics.
-- underpowered: fewer than 10 positives among the rows.
+- underpowered: fewer than 10 positives among the rows (``results.power``).
 - Intervals: percentile bootstrap over patients when some image's patient id differs from its image id
   ("patient_bootstrap"), over images otherwise ("image_bootstrap"); n_boot and seed come from meta.
 All rows of one call must come from one split (the evaluated one, normally test).
@@ -38,9 +38,9 @@ from focus_eval.metrics.fairness import fairness
 from focus_eval.metrics.robustness import robustness
 from focus_eval.results import store
 from focus_eval.results.layout import OutputLayout
+from focus_eval.results.power import underpowered
 from focus_eval.results.schema import DESCRIPTIVE, METRICS, ResultLine, UnitMeta
 
-UNDERPOWERED_POSITIVES = 10
 LOW_MASS = 0.5
 # meta fields that steer the computation; every other meta field and fingerprint item, and the items of
 # meta.extra, are copied into the results line's extra (computed entries win on a clash)
@@ -160,7 +160,7 @@ def evaluate_samples(samples: Sequence[Any], meta: UnitMeta | dict[str, Any]) ->
     return ResultLine(
         **{k: getattr(meta, k) for k in DESCRIPTIVE}, **part, n_boot=n_boot,
         created=meta.created or datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        underpowered=part["n_pos"] < UNDERPOWERED_POSITIVES, limited=meta.fingerprint.get("limit") is not None,
+        underpowered=underpowered(part["n_pos"]), limited=meta.fingerprint.get("limit") is not None,
         extra={**copied_extra(meta), **extra},
     )
 

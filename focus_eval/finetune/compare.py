@@ -24,8 +24,8 @@ carries the sampling variance within comparisons and the correlation between com
 set, instead of treating comparisons as independent draws. Replicates in which some comparison's delta is
 undefined are dropped (``n_boot_used``). q: Benjamini-Hochberg over the domain summaries of the same metric.
 ``win_rate``: share of the summarised comparisons that improved (delta > 0; delta < 0 for ECE, where lower
-is better). Proxy and underpowered (< 10 paired positives) comparisons get delta lines but stay out of the
-summaries unless asked (``include_all``).
+is better). Proxy and underpowered (fewer paired positives than ``results.power.MIN_POSITIVES``) comparisons get
+delta lines but stay out of the summaries unless asked (``include_all``).
 """
 
 from __future__ import annotations
@@ -43,11 +43,12 @@ from focus_eval.metrics.arrays import SampleArrays, metric_batch
 from focus_eval.metrics.bootstrap import (DEFAULT_N_BOOT, bh_qvalues, bootstrap_p, cluster_weights, paired_delta,
                                           percentile_ci)
 from focus_eval.metrics.core import METRIC_FUNCTIONS
+from focus_eval.results.power import underpowered
+from focus_eval.results.schema import CompareLine, CompareSummaryLine
 
 METRICS = ("auroc", "auprc", "accuracy", "f1", "ece")
 LOWER_IS_BETTER = {"ece", "brier"}
 DOMAINS = ("in_domain", "ood")
-UNDERPOWERED_POSITIVES = 10
 DEFAULT_SEED = 0
 P_METHOD = ("bootstrap_percentile: p = min(1, 2 * min((1 + #{d* <= 0}) / (B + 1), (1 + #{d* >= 0}) / (B + 1))) "
             "over the B bootstrap deltas d*, as in the FOCUS paper; where zero falls in the bootstrap "
@@ -87,7 +88,7 @@ class Comparison:
 
     @property
     def underpowered(self) -> bool:
-        return self.n_pos < UNDERPOWERED_POSITIVES
+        return underpowered(self.n_pos)
 
 
 @dataclass
@@ -201,19 +202,22 @@ def delta_lines(comparisons: Sequence[Comparison], metrics: Sequence[str], n_boo
         block = []
         for c in comparisons:
             result = paired_delta(c.base, c.tuned, metric, n_boot=n_boot, seed=seed, level=CI_LEVEL)
-            block.append({
-                "kind": "delta", "adapter": c.adapter, "base_model": c.base_model, "model": c.model,
-                "train_dataset": c.train_dataset, "target": c.target, "test_task": c.test_task,
-                "test_dataset": c.test_dataset, "in_domain": c.in_domain, "method": c.method, "metric": metric,
-                "base": result["base"], "ft": result["tuned"], "delta": result["delta"], "ci": result["ci"],
-                "p": result["p"], "q": None, "n": result["n"], "n_pos": c.n_pos, "n_boot": n_boot,
-                "seed": seed, "ci_method": result["ci_method"], "p_method": P_METHOD, "proxy": c.proxy,
-                "underpowered": c.underpowered, "n_unpaired": c.n_unpaired,
-                "n_label_mismatch": c.n_label_mismatch})
-        for line, q in zip(block, bh_qvalues([line["p"] for line in block])):
-            line["q"] = q
-        lines += block
+            block.append(CompareLine(
+                adapter=c.adapter, base_model=c.base_model, model=c.model, train_dataset=c.train_dataset,
+                target=c.target, test_task=c.test_task, test_dataset=c.test_dataset, in_domain=c.in_domain,
+                method=c.method, metric=metric, base=result["base"], ft=result["tuned"], delta=result["delta"],
+                ci=result["ci"], p=result["p"], q=None, n=result["n"], n_pos=c.n_pos, n_boot=n_boot, seed=seed,
+                ci_method=result["ci_method"], p_method=P_METHOD, proxy=c.proxy, underpowered=c.underpowered,
+                n_unpaired=c.n_unpaired, n_label_mismatch=c.n_label_mismatch))
+        lines += _with_q(block)
     return lines
+
+
+def _with_q(block: list) -> list[dict[str, Any]]:
+    """The lines of one metric with their Benjamini-Hochberg q values, as written."""
+    for line, q in zip(block, bh_qvalues([line.p for line in block])):
+        line.q = q
+    return [line.to_dict() for line in block]
 
 
 def _usable(c: Comparison, metric: str) -> np.ndarray:
@@ -262,20 +266,16 @@ def summary_lines(comparisons: Sequence[Comparison], metrics: Sequence[str], n_b
                 continue
             mean = deltas.mean(axis=0)
             replicates = mean[1:][np.isfinite(mean[1:])]
-            block.append({
-                "kind": "summary", "metric": metric, "domain": domain, "mean_delta": float(mean[0]),
-                "ci": percentile_ci(replicates, CI_LEVEL), "p": bootstrap_p(replicates), "q": None,
-                "n_comparisons": len(members),
-                "win_rate": float(np.mean([improved(metric, d) for d in deltas[:, 0]])),
-                "n_boot": n_boot, "n_boot_used": int(replicates.size), "seed": seed,
-                "resampling": "patients of each test dataset, one joint draw per replicate shared by every "
-                              "comparison on that dataset",
-                "p_method": P_METHOD, "included": "all" if include_all else "not proxy, not underpowered",
-                "adapters": sorted({c.adapter for c in members}),
-                "test_tasks": sorted({c.test_task for c in members})})
-        for line, q in zip(block, bh_qvalues([line["p"] for line in block])):
-            line["q"] = q
-        lines += block
+            block.append(CompareSummaryLine(
+                metric=metric, domain=domain, mean_delta=float(mean[0]), ci=percentile_ci(replicates, CI_LEVEL),
+                p=bootstrap_p(replicates), q=None, n_comparisons=len(members),
+                win_rate=float(np.mean([improved(metric, d) for d in deltas[:, 0]])), n_boot=n_boot,
+                n_boot_used=int(replicates.size), seed=seed,
+                resampling="patients of each test dataset, one joint draw per replicate shared by every "
+                           "comparison on that dataset",
+                p_method=P_METHOD, included="all" if include_all else "not proxy, not underpowered",
+                adapters=sorted({c.adapter for c in members}), test_tasks=sorted({c.test_task for c in members})))
+        lines += _with_q(block)
     return lines
 
 

@@ -1,5 +1,5 @@
 """The static leaderboard site: ``build_site(results_dirs, out_dir)`` reads results folders and writes HTML."""
 
-from focus_eval.leaderboard.build import SiteReport, build_site
+from focus_eval.leaderboard.pages.build import SiteReport, build_site
 
 __all__ = ["SiteReport", "build_site"]

@@ -9,10 +9,13 @@ width of an interval, not the estimate).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-from typing import Any, Callable
+from dataclasses import fields
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 from focus_eval.options import EXPLAIN, RunOptions
+from focus_eval.results import collect
+from focus_eval.results.collect import Collection, Convention, Entry
 
 _DEFAULTS = {f.name: f.default for f in fields(RunOptions)}
 
@@ -26,16 +29,6 @@ _LABELS: dict[str, Callable[[Any], str]] = {
     "use_prepared": lambda v: "raw images (no prepared cache)",
     "split_file_sha256": lambda v: f"split file {str(v)[:8]}",
 }
-
-
-@dataclass(frozen=True)
-class Convention:
-    """One non-default run option of a results line."""
-
-    key: str
-    value: Any
-    label: str
-    description: str
 
 
 def default_of(key: str) -> Any:
@@ -60,11 +53,11 @@ def conventions(extra: dict[str, Any], limited: bool = False) -> tuple[Conventio
     return tuple(found)
 
 
-def signature(found: tuple[Convention, ...]) -> str:
-    """A text that is equal for two lines exactly when their conventions are."""
-    return ";".join(f"{c.key}={c.value!r}" for c in found)
+def read_entries(path: Path) -> list[Entry]:
+    """Every results line of one ``results.jsonl`` file, with its conventions as above."""
+    return collect.read_entries(path, conventions)
 
 
-def describe(found: tuple[Convention, ...]) -> str:
-    """The conventions as a short label (``seed 1, probe-compat``), or an empty text for the defaults."""
-    return ", ".join(c.label for c in found)
+def collect_results(paths: Iterable[Path | str], prefer: str | Path | None = None) -> Collection:
+    """Read RESULTS paths (``results.collect.collect``) with the conventions as above."""
+    return collect.collect(paths, conventions, prefer)

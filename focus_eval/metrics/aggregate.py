@@ -1,7 +1,7 @@
 """Group scores: the macro mean over a group's member tasks of each metric, per (model, method, adapter).
 
-Every member task weighs the same whatever its size. Proxy tasks and underpowered tasks (fewer than 10 test
-positives) are left out unless asked for; a metric that is None for a task is left out of that metric's mean,
+Every member task weighs the same whatever its size. Proxy tasks and underpowered tasks (flagged by scoring by
+the rule of ``results.power``) are left out unless asked for; a metric that is None for a task is left out of that metric's mean,
 and ``coverage`` says how many tasks each mean covers.
 """
 

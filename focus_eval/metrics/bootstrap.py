@@ -12,6 +12,7 @@ B counts the resamples in which the delta is defined.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -70,6 +71,19 @@ def summarize(values: np.ndarray, level: float = CI_LEVEL) -> tuple[float | None
     if point is None or values.size < 2:
         return point, [None, None]
     return point, percentile_ci(values[1:], level)
+
+
+def mean_of_tasks(replicates: Sequence[np.ndarray], level: float = CI_LEVEL) -> tuple[float | None,
+                                                                                    list[float | None]]:
+    """The one interval rule for a mean of task scores: each task gives its point estimate and bootstrap
+    replicates (row 0 the point, as ``summarize`` takes them), replicate b of the mean is the mean of the tasks'
+    replicate b (a task without a value in a replicate is left out of it), and the interval is the percentile
+    interval of those means. No task, no estimate."""
+    if not len(replicates):
+        return None, [None, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a replicate where no task has the metric
+        return summarize(np.nanmean(np.vstack(replicates), axis=0), level)
 
 
 def bootstrap_p(deltas: np.ndarray) -> float | None:

@@ -78,8 +78,9 @@ class SampleLine:
 
 
 @dataclass
-class ResultLine:
-    """One (task, method) of one model: metrics, intervals, fairness and robustness gaps."""
+class Evaluated:
+    """Who and what one unit evaluated: the descriptive fields a unit's meta record and its results line share
+    (a results line copies them from its meta record as they are)."""
 
     model: str
     family: str
@@ -91,6 +92,18 @@ class ResultLine:
     target: str
     proxy: bool
     adapter: str | None
+    task_version: str | int | float | None
+    task_hash: str
+    preset_hash: str
+
+
+DESCRIPTIVE = tuple(f.name for f in fields(Evaluated))
+
+
+@dataclass
+class ResultLine(Evaluated):
+    """One (task, method) of one model: metrics, intervals, fairness and robustness gaps."""
+
     n: int
     n_pos: int
     n_valid: int
@@ -102,9 +115,6 @@ class ResultLine:
     n_boot: int
     fairness: dict[str, dict[str, Any]]
     robustness: dict[str, dict[str, Any]]
-    task_version: str | int | float | None
-    task_hash: str
-    preset_hash: str
     created: str
     underpowered: bool = False
     limited: bool = False
@@ -116,6 +126,7 @@ class ResultLine:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d = {k: d[k] for k in RESULT_KEYS}
         if d["output_type"] is None:
             d.pop("output_type")
         return d
@@ -126,32 +137,21 @@ class ResultLine:
         return cls(**{k: v for k, v in d.items() if k in known})
 
 
-# The descriptive fields a results line copies from its unit's meta record, as they are.
-DESCRIPTIVE = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy",
-               "adapter", "task_version", "task_hash", "preset_hash")
+# A results line's keys in the order it is written (the descriptive fields keep their places among the others).
+RESULT_KEYS = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy", "adapter",
+               "n", "n_pos", "n_valid", "n_unparsed", "n_errors", "metrics", "ci", "ci_method", "n_boot", "fairness",
+               "robustness", "task_version", "task_hash", "preset_hash", "created", "underpowered", "limited",
+               "extra", "output_type")
 
 
 @dataclass
-class UnitMeta:
+class UnitMeta(Evaluated):
     """The record written beside one unit's sample file: who and what was evaluated, the settings that steer
     scoring, and the fingerprint a finished unit must match to be skipped on resume.
 
     On disk it is one flat JSON object; keys that are not fields here (the run options that change numbers,
     adapter training provenance) form ``fingerprint`` and are copied into the results line's ``extra``."""
 
-    model: str
-    family: str
-    domain: str
-    untrained: bool
-    method: str
-    task: str
-    dataset: str
-    target: str
-    proxy: bool
-    adapter: str | None
-    task_version: str | int | float | None
-    task_hash: str
-    preset_hash: str
     threshold_rule: str | None = None
     age_threshold: float | None = None
     n_boot: int | None = None
@@ -260,7 +260,6 @@ PROMPT_SAMPLE_KEYS = SAMPLE_KEYS + BINARY_PROMPT_FIELDS + ANSWER_FIELDS
 CLASS_SAMPLE_KEYS = SAMPLE_KEYS + CLASS_SAMPLE_ONLY
 QUESTION_SAMPLE_KEYS = CLASS_SAMPLE_KEYS + ANSWER_FIELDS + QUESTION_FIELDS
 DECIDED_BY = ("letter", "embedding")
-RESULT_KEYS = tuple(f.name for f in fields(ResultLine))
 # keys a results line may lack (lines written before they existed read as false; binary lines have no
 # output_type)
 OPTIONAL_RESULT_KEYS = ("limited", "output_type")
@@ -459,3 +458,201 @@ def validate_sample_dict(d: dict[str, Any], prompt: bool | None = None) -> None:
     problems += _non_finite(d, "sample")
     if problems:
         raise ValueError("; ".join(problems))
+
+
+# ----- group lines and comparison lines: one record for the side that writes them and the side that reads them
+
+
+@dataclass(kw_only=True)
+class GroupLine:
+    """A group's line in results.jsonl (``"kind": "group"``): one configuration's macro mean over the group's
+    member tasks, with its interval (written by ``group_scores``, read by the leaderboard)."""
+
+    group: str
+    model: str
+    method: str
+    metrics: dict[str, Any]
+    ci: dict[str, Any] = field(default_factory=dict)
+    family: str | None = None
+    domain: str | None = None
+    untrained: bool | None = None
+    adapter: str | None = None
+    members: list[str] = field(default_factory=list)
+    tasks: list[str] = field(default_factory=list)
+    excluded: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+    aggregation: str = "macro_mean"
+    include_proxy: bool = False
+    coverage: dict[str, int] = field(default_factory=dict)
+    ci_method: str | None = None
+    n_boot: int | None = None
+    limited: bool = False
+    created: str | None = None
+
+    kind = "group"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **{k: getattr(self, k) for k in GROUP_KEYS[1:]}}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> "GroupLine":
+        """The line as a reader takes it: ``model``, ``group`` (or ``task``) and ``metrics`` are required, the
+        member list may be named ``tasks`` or ``members``; ValueError says what is missing."""
+        name = d.get("group") or d.get("task") if isinstance(d, dict) else None
+        if not (isinstance(name, str) and isinstance(d.get("model"), str) and isinstance(d.get("metrics"), dict)):
+            raise ValueError("a group line needs model, group and metrics")
+        tasks = d.get("tasks") or d.get("members") or []
+        optional = {k: d[k] for k in ("family", "domain", "untrained", "excluded", "missing", "aggregation",
+                                      "include_proxy", "coverage", "ci_method", "n_boot", "created")
+                    if d.get(k) is not None}
+        return cls(group=name, model=d["model"], method=str(d.get("method") or ""), adapter=d.get("adapter"),
+                   metrics=d["metrics"], ci=d.get("ci") or {}, limited=d.get("limited") is True,
+                   tasks=[str(t) for t in tasks] if isinstance(tasks, list) else [],
+                   members=[str(t) for t in d["members"]] if isinstance(d.get("members"), list) else [],
+                   **optional)
+
+
+COMPARE_TEXT = ("adapter", "base_model", "model", "train_dataset", "target", "test_task", "test_dataset", "metric")
+COMPARE_NUMBERS = ("base", "ft", "delta", "p", "q", "n", "n_pos", "n_boot")
+SUMMARY_TEXT = ("metric", "domain")
+SUMMARY_NUMBERS = ("mean_delta", "p", "q", "n_comparisons")
+Interval = tuple[float | None, float | None]
+
+
+@dataclass(kw_only=True)
+class CompareLine:
+    """One (adapter, test task, metric) delta of a fine-tuned model against its base model, as ``focus-eval
+    compare`` writes it (``"kind": "delta"``). Read back, every key but ``metric`` may be missing."""
+
+    metric: str
+    adapter: str | None = None
+    base_model: str | None = None
+    model: str | None = None
+    train_dataset: str | None = None
+    target: str | None = None
+    test_task: str | None = None
+    test_dataset: str | None = None
+    in_domain: bool | None = None
+    method: str | None = None
+    base: float | None = None
+    ft: float | None = None
+    delta: float | None = None
+    ci: Interval | None = None
+    p: float | None = None
+    q: float | None = None
+    n: float | None = None
+    n_pos: float | None = None
+    n_boot: float | None = None
+    seed: int | None = None
+    ci_method: str | None = None
+    p_method: str | None = None
+    proxy: bool | None = None
+    underpowered: bool | None = None
+    n_unpaired: int | None = None
+    n_label_mismatch: int | None = None
+
+    kind = "delta"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **_ordered(self, DELTA_KEYS)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CompareLine":
+        """Checked values: a text or a number of the wrong type is a ValueError naming the key. A line without
+        ``in_domain`` that names both datasets is in-domain when they are equal (SPEC section 6)."""
+        values = _checked(d, COMPARE_TEXT, COMPARE_NUMBERS)
+        in_domain, flagged = (_flag(d, key) for key in ("in_domain", "underpowered"))
+        if in_domain is None and values["train_dataset"] and values["test_dataset"]:
+            in_domain = values["train_dataset"] == values["test_dataset"]
+        rest = {k: d.get(k) for k in ("method", "seed", "ci_method", "p_method", "proxy", "n_unpaired",
+                                      "n_label_mismatch")}
+        return cls(**values, **rest, in_domain=in_domain, underpowered=flagged, ci=_interval(d))
+
+
+@dataclass(kw_only=True)
+class CompareSummaryLine:
+    """The mean delta over the comparisons of one metric and domain (in-domain or OOD), as ``focus-eval compare``
+    writes it (``"kind": "summary"``). Read back, every key but ``metric`` may be missing."""
+
+    metric: str
+    domain: str = "unknown"
+    mean_delta: float | None = None
+    ci: Interval | None = None
+    p: float | None = None
+    q: float | None = None
+    n_comparisons: float | None = None
+    win_rate: float | None = None
+    n_boot: int | None = None
+    n_boot_used: int | None = None
+    seed: int | None = None
+    resampling: str | None = None
+    p_method: str | None = None
+    included: str | None = None
+    adapters: list[str] = field(default_factory=list)
+    test_tasks: list[str] = field(default_factory=list)
+
+    kind = "summary"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **_ordered(self, SUMMARY_KEYS)}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "CompareSummaryLine":
+        values = _checked(d, SUMMARY_TEXT, SUMMARY_NUMBERS)
+        values["domain"] = values["domain"] or "unknown"
+        rest = {k: d[k] for k in ("win_rate", "n_boot", "n_boot_used", "seed", "resampling", "p_method", "included",
+                                  "adapters", "test_tasks") if d.get(k) is not None}
+        return cls(**values, **rest, ci=_interval(d))
+
+
+# the keys in the order ``focus-eval compare`` writes them, after ``kind``
+DELTA_KEYS = ("adapter", "base_model", "model", "train_dataset", "target", "test_task", "test_dataset", "in_domain",
+              "method", "metric", "base", "ft", "delta", "ci", "p", "q", "n", "n_pos", "n_boot", "seed", "ci_method",
+              "p_method", "proxy", "underpowered", "n_unpaired", "n_label_mismatch")
+SUMMARY_KEYS = ("metric", "domain", "mean_delta", "ci", "p", "q", "n_comparisons", "win_rate", "n_boot",
+                "n_boot_used", "seed", "resampling", "p_method", "included", "adapters", "test_tasks")
+
+
+def _ordered(record: Any, keys: tuple[str, ...]) -> dict[str, Any]:
+    d = {k: getattr(record, k) for k in keys}
+    if d["ci"] is not None:
+        d["ci"] = list(d["ci"])
+    return d
+
+
+def _checked(d: dict[str, Any], texts: tuple[str, ...], numbers: tuple[str, ...]) -> dict[str, Any]:
+    if not isinstance(d.get("metric"), str) or not d["metric"]:
+        raise ValueError("a comparison line needs a 'metric' name")
+    values: dict[str, Any] = {}
+    for key in texts:
+        value = d.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{key!r} must be text, got {value!r}")
+        values[key] = value
+    for key in numbers:
+        values[key] = _finite_or_none(d.get(key), key)
+    return values
+
+
+def _flag(d: dict[str, Any], key: str) -> bool | None:
+    value = d.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise ValueError(f"{key!r} must be true or false, got {value!r}")
+    return value
+
+
+def _interval(d: dict[str, Any]) -> Interval | None:
+    pair = d.get("ci")
+    if pair is None:
+        return None
+    if not isinstance(pair, list) or len(pair) != 2:
+        raise ValueError(f"'ci' must be [low, high], got {pair!r}")
+    return (_finite_or_none(pair[0], "ci"), _finite_or_none(pair[1], "ci"))
+
+
+def _finite_or_none(value: Any, key: str) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise ValueError(f"{key!r} must be a finite number or null, got {value!r}")
+    return value

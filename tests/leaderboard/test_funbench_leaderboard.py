@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from focus_eval.leaderboard import build_site
-from focus_eval.leaderboard.funbench import code_of
+from focus_eval.leaderboard.pages.funbench import code_of
 from focus_eval.results.schema import UnitMeta, dumps
 from focus_eval.scoring import evaluate_samples
 
@@ -73,7 +73,7 @@ def test_task_codes_come_from_the_names():
 
 
 def test_levels_average_their_codes_and_overall_the_levels():
-    from focus_eval.leaderboard.funbench import _nested
+    from focus_eval.leaderboard.pages.funbench import _nested
 
     # L3a has two tasks (0.2, 0.4) and L3c one (0.9): L3 = (0.3 + 0.9) / 2, not the mean of the three tasks
     cells = _nested({"L3a": [(0.2, 0.5), (0.4, 0.5)], "L3c": [(0.9, 0.25)], "L2b": [(0.6, 0.5)]},

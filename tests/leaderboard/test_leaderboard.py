@@ -7,6 +7,7 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from markupsafe import escape
 
@@ -15,17 +16,17 @@ from helpers.leaderboard_data import line, tables, write_lines
 from focus_eval.cli import main
 from focus_eval.errors import DataError, FocusError
 from focus_eval.leaderboard import build_site
-from focus_eval.leaderboard.calibration import read_calibration, reliability_bins
-from focus_eval.leaderboard.catalog import load_catalog
-from focus_eval.leaderboard.charts import auroc_colour, contrast, ink
-from focus_eval.leaderboard.compare import read_compare_files
-from focus_eval.leaderboard.csvdata import CsvTable
-from focus_eval.leaderboard.entries import read_entries
-from focus_eval.leaderboard.groups import paper_table
-from focus_eval.leaderboard.inputs import discover
-from focus_eval.leaderboard.slugs import assign_slugs
-from focus_eval.leaderboard.stats import (Mean, competition_ranks, fmt_signed, mean_with_interval, nice_ticks,
-                                          tick_label, verdict)
+from focus_eval.leaderboard.draw.calibration import read_calibration, reliability_bins
+from focus_eval.leaderboard.draw.catalog import load_catalog
+from focus_eval.leaderboard.draw.charts import auroc_colour, contrast, ink
+from focus_eval.analysis.deltas import read_compare_files
+from focus_eval.leaderboard.draw.csvdata import CsvTable
+from focus_eval.leaderboard.conventions import read_entries
+from focus_eval.leaderboard.pages.groups import paper_table
+from focus_eval.results.collect import discover
+from focus_eval.leaderboard.draw.slugs import assign_slugs
+from focus_eval.analysis.significance import Mean, competition_ranks, mean_of_scores, verdict
+from focus_eval.leaderboard.draw.numbers import fmt_signed, nice_ticks, tick_label
 
 
 @pytest.fixture(scope="module")
@@ -467,11 +468,12 @@ def test_a_comparison_is_underpowered_by_its_flag_or_its_counts(tmp_path):
     assert [s.underpowered for s in data_.summaries] == [True, False]
 
 
-def test_the_mean_of_task_scores_combines_their_intervals():
-    mean = mean_with_interval([(0.8, [0.7, 0.9]), (0.6, [0.5, 0.7])])
-    half = 1.959964 * (0.2 / (2 * 1.959964)) * 2 ** 0.5 / 2
-    assert mean.value == pytest.approx(0.7) and mean.ci == pytest.approx((0.7 - half, 0.7 + half)) and mean.n == 2
-    assert mean_with_interval([(0.8, None), (None, None)]) == Mean(0.8, None, 1)
+def test_the_mean_of_task_scores_averages_their_replicates():
+    a, b = np.array([0.8, 0.7, 0.9, 0.85]), np.array([0.6, 0.5, 0.7, 0.65])
+    mean = mean_of_scores([(0.8, a), (0.6, b)])
+    assert mean.value == pytest.approx(0.7) and mean.n == 2
+    assert mean.ci == pytest.approx(tuple(np.percentile((a[1:] + b[1:]) / 2, [2.5, 97.5])))
+    assert mean_of_scores([(0.8, None), (None, None)]) == Mean(0.8, None, 1)
 
 
 def test_every_heatmap_colour_has_text_of_aa_contrast():

@@ -4,7 +4,6 @@ every number a page or its CSV shows is checked against what the fixture's table
 from __future__ import annotations
 
 import csv
-import math
 import re
 from statistics import fmean
 
@@ -14,8 +13,6 @@ import pytest
 from helpers import leaderboard_data as data
 from helpers.leaderboard_data import KNOWN_MODELS, KNOWN_TASKS, tables
 from focus_eval.leaderboard import build_site
-
-Z = 1.959964
 
 
 @pytest.fixture(scope="module")
@@ -37,13 +34,6 @@ def aurocs(model: str) -> tuple[float, ...]:
     return KNOWN_MODELS[model][4]
 
 
-def mean_interval(values) -> tuple[float, float, float]:
-    """The mean of task AUROCs, each with an interval of +- KNOWN_HALF_WIDTH, combined as independent errors."""
-    mean = fmean(values)
-    half = Z * math.sqrt(len(values) * (2 * data.KNOWN_HALF_WIDTH / (2 * Z)) ** 2) / len(values)
-    return mean, mean - half, mean + half
-
-
 def test_main_table_rows_means_intervals_and_shared_ranks(known):
     rows = [row for row in tables(known.out_dir / "index.html")["main-table"] if row[0]["class"] != "group-head"]
     shown = [(cells[0][1], cells[1][0]) for _, cells in rows]
@@ -54,8 +44,8 @@ def test_main_table_rows_means_intervals_and_shared_ranks(known):
     assert [name.split()[:2] for name, _ in trained] == [["1", "eye-vit"], ["2", "gen-vit"], ["3", "eye-clip"],
                                                           ["3", "gen-vit"], ["5", "med-clip"]]  # 0.800 twice: a tie
     attrs, cells = rows[0]
-    mean, low, high = mean_interval(aurocs("eye-vit"))
-    assert cells[1][1] == f"{mean:.3f} [{low:.3f}, {high:.3f}] 3 tasks"
+    # the interval of a mean comes from its tasks' bootstrap replicates; two of eye-vit's tasks have no sample file
+    assert cells[1][1] == f"{fmean(aurocs('eye-vit')):.3f} 3 tasks"
     dr = fmean(aurocs("eye-vit")[i] for i, (_, _, target) in enumerate(KNOWN_TASKS) if target == "dr")
     assert float(cells[2][0]) == pytest.approx(dr) and cells[4][1] == "3/3"
     seed = next(cells for _, cells in rows if "seed 1" in cells[0][1])

@@ -4,8 +4,8 @@ lets no image or patient id reach the site; provenance and group lines are shown
 import json
 
 from focus_eval.cli import main
-from focus_eval.leaderboard.groups import provenance_text
-from focus_eval.leaderboard.privacy import metrics_only
+from focus_eval.leaderboard.pages.groups import provenance_text
+from focus_eval.results.collect import metrics_only
 from helpers.leaderboard_data import MODELS, TASKS, write_results
 
 # ids a run records in a results line when a split file leaves images out or shares patients across splits

@@ -18,7 +18,7 @@ LAYERS = [
     {"errors", "registry", "resources", "digests", "files", "version"},
     {"results", "options"},
     {"metrics"},
-    {"scoring", "group_scores"},
+    {"scoring", "group_scores", "analysis"},
     {"data", "presets", "tiny"},
     {"synth", "task", "adapters"},
     {"runner"},

@@ -197,7 +197,7 @@ def test_a_link_planted_in_the_site_folder_is_refused_and_nothing_is_written_out
 
 
 def test_page_names_cannot_leave_the_site_folder(tmp_path):
-    from focus_eval.leaderboard.output import write_pages
+    from focus_eval.leaderboard.draw.output import write_pages
 
     out = tmp_path / "site"
     out.mkdir()

@@ -8,10 +8,11 @@ from typing import Sequence
 import jinja2
 from markupsafe import Markup, escape
 
-from focus_eval.leaderboard import cells
-from focus_eval.leaderboard.catalog import Catalog
-from focus_eval.leaderboard.stats import Mean, fmt_p, fmt_signed
-from focus_eval.leaderboard.subgroups import AttributeGroups
+from focus_eval.analysis.significance import Mean
+from focus_eval.leaderboard.draw import marks as cells
+from focus_eval.leaderboard.draw.catalog import Catalog
+from focus_eval.leaderboard.draw.numbers import fmt_p, fmt_signed
+from focus_eval.leaderboard.draw.subgroups import AttributeGroups
 from focus_eval.resources import resource_dir
 
 EM_DASH = "\u2014"
@@ -86,7 +87,7 @@ def count_cell(value: float | None) -> Markup:
 
 
 def mean_cell(mean: Mean, bold: bool = False, css: str = "") -> Markup:
-    """A mean of task scores: the value, its (approximate) interval, and how many tasks it covers."""
+    """A mean of task scores: the value, its interval, and how many tasks it covers."""
     cell = value_cell(mean.value, mean.ci, bold=bold, css=css)
     if mean.n:
         cell = Markup(str(cell).replace("</td>", f'<span class="count">{mean.n} task{"s" if mean.n != 1 else ""}'

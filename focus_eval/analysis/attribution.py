@@ -1,6 +1,6 @@
 """FunBench module attribution (its Table 4): per model and mode the FunBench F1 per task code, level and MEAN,
 the rankings by MEAN, and the Spearman correlation of the holistic ranking with the LLM-mode and the VE-mode
-rankings, with a percentile bootstrap interval over task codes. Used by ``focus-eval funbench-report`` and by the
+rankings, with a percentile bootstrap interval over task codes. Used by ``focus-eval report funbench`` and by the
 leaderboard's FunBench page.
 
 The rules (docs/OUTPUTS.md, "FunBench module attribution"):
@@ -27,7 +27,9 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from focus_eval.leaderboard.entries import Entry
+from focus_eval.analysis.base import ReportOptions, Table, aligned
+from focus_eval.errors import FocusError
+from focus_eval.results.collect import Collection, Entry
 
 TASK_NAME = re.compile(r"^funbench_l([1-4])([a-d])_")
 LEVELS = ("L1", "L2", "L3", "L4")
@@ -49,7 +51,7 @@ def code_of(task: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class Score:
+class LineScore:
     """One results line as attribution reads it: who, which method, which task, its FunBench F1."""
 
     model: str
@@ -170,14 +172,14 @@ def spearman(a: dict[str, float | None], b: dict[str, float | None]) -> tuple[fl
     return float(np.corrcoef(x, y)[0, 1]), common, None
 
 
-def _group(scores: Iterable[Score], notes: list[str]) -> dict[str, dict[str, tuple[str, list[Score]]]]:
+def _group(scores: Iterable[LineScore], notes: list[str]) -> Grouped:
     """mode -> model -> (method, its scores). A model with both ve_probe and linear_probe lines is read through
     ve_probe (its own vision encoder), and a note says so."""
-    found: dict[tuple[str, str], dict[str, list[Score]]] = defaultdict(lambda: defaultdict(list))
+    found: dict[tuple[str, str], dict[str, list[LineScore]]] = defaultdict(lambda: defaultdict(list))
     for s in scores:
         if s.mode is not None and code_of(s.task) is not None:
             found[(s.mode, s.model)][s.method].append(s)
-    out: dict[str, dict[str, tuple[str, list[Score]]]] = {m: {} for m in MODES}
+    out: dict[str, dict[str, tuple[str, list[LineScore]]]] = {m: {} for m in MODES}
     for (mode, model), methods in sorted(found.items()):
         method = "ve_probe" if len(methods) > 1 and "ve_probe" in methods else sorted(methods)[0]
         if len(methods) > 1:
@@ -187,7 +189,10 @@ def _group(scores: Iterable[Score], notes: list[str]) -> dict[str, dict[str, tup
     return out
 
 
-def _summaries(grouped: dict[str, dict[str, tuple[str, list[Score]]]], draw: Sequence[str]) -> dict[str, list[Summary]]:
+Grouped = dict[str, dict[str, tuple[str, list[LineScore]]]]
+
+
+def _summaries(grouped: Grouped, draw: Sequence[str]) -> dict[str, list[Summary]]:
     out = {}
     for mode, models in grouped.items():
         rows = []
@@ -231,7 +236,7 @@ def _guess_row(grouped, guesses: dict[str, float | None], codes: list[str]) -> d
     return out
 
 
-def attribute(scores: Iterable[Score], guesses: dict[str, float | None] | None = None, *, n_boot: int = N_BOOT,
+def attribute(scores: Iterable[LineScore], guesses: dict[str, float | None] | None = None, *, n_boot: int = N_BOOT,
               seed: int = 0) -> Attribution:
     """The attribution report of ``scores`` (one per results line; other methods and non-FunBench tasks are left
     out); ``guesses`` maps a task to its random-guess F1 for the reference row."""
@@ -266,8 +271,8 @@ def funbench_entries(entries: Iterable[Entry], include_limited: bool = False) ->
             and (include_limited or not e.limited)]
 
 
-def scores_of(entries: Iterable[Entry]) -> list[Score]:
-    return [Score(model_label(e), e.line.method, e.line.task, e.metric("funbench_f1")) for e in entries]
+def scores_of(entries: Iterable[Entry]) -> list[LineScore]:
+    return [LineScore(model_label(e), e.line.method, e.line.task, e.metric("funbench_f1")) for e in entries]
 
 
 def guess_of(e: Entry) -> float | None:
@@ -289,3 +294,121 @@ def attribute_entries(entries: Iterable[Entry], *, include_limited: bool = False
     """The attribution report of leaderboard entries (non-FunBench lines are left out)."""
     lines = funbench_entries(entries, include_limited)
     return attribute(scores_of(lines), task_guesses(lines), n_boot=n_boot, seed=seed)
+
+
+# ----- the report: text, table, JSON
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def _rank(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"
+
+
+def ranking_lines(report: Attribution) -> list[str]:
+    """Rows models, columns each mode's MEAN and rank; the random-guess row first."""
+    header = ["model"] + [h for m in MODES for h in (f"{MODE_TITLES[m]} MEAN", "rank")]
+    rows = [["random guess"] + [h for m in MODES for h in (_num(report.guess[m].mean), "")]]
+    for model in report.models():
+        cells = [model]
+        for mode in MODES:
+            s = report.summary(model, mode)
+            cells += [_num(s.mean), _rank(s.rank)] if s else ["-", "-"]
+        rows.append(cells)
+    return aligned(header, rows)
+
+
+def mode_lines(report: Attribution, mode: str) -> list[str]:
+    """One mode's FunBench table: per model its MEAN, level scores and task-code scores."""
+    rows_of = report.summaries[mode]
+    codes = sorted({c for s in rows_of for c in s.codes})
+    header = ["model", "MEAN", *LEVELS, *codes, "tasks"]
+    rows = []
+    for s in [report.guess[mode], *rows_of]:
+        rows.append([s.model, _num(s.mean), *(_num(s.levels.get(lv)) for lv in LEVELS),
+                     *(_num(s.codes.get(c)) for c in codes), str(s.n_tasks)])
+    return [f"{MODE_TITLES[mode]}:", *aligned(header, rows)]
+
+
+def correlation_lines(report: Attribution) -> list[str]:
+    level = round(report.ci_level * 100)
+    out = [f"Spearman correlation of the {MODE_TITLES['holistic']} ranking (models present in both modes, ranked "
+           f"again among them); {level}% percentile bootstrap CI over {report.resampled} ({report.n_boot} "
+           f"resamples, seed {report.seed}):"]
+    for c in report.correlations:
+        head = f"  vs {MODE_TITLES[c.mode]}: "
+        if c.rho is None:
+            out.append(f"{head}undefined ({c.reason}; n = {c.n_models} model(s))")
+            continue
+        ci = (f", {level}% CI [{c.ci[0]:.3f}, {c.ci[1]:.3f}] from {c.n_valid} defined resamples" if c.ci
+              else ", no CI (no defined resample)")
+        out.append(f"{head}rho = {c.rho:.3f}{ci}, n = {c.n_models} models")
+    return out
+
+
+def render_text(report: Attribution) -> str:
+    """The whole report as text: rankings, both correlations, each mode's table, notes."""
+    lines = ["FunBench module attribution: MEAN = mean over the levels with a score of the mean over each level's "
+             "task codes (a code's score is the mean FunBench F1 over its tasks); rank 1 is the best MEAN, ties "
+             "share the mean of their ranks", "", *ranking_lines(report), "", *correlation_lines(report)]
+    for mode in MODES:
+        if report.summaries[mode]:
+            lines += ["", *mode_lines(report, mode)]
+    if report.notes:
+        lines += ["", "notes:", *(f"  {n}" for n in report.notes)]
+    return "\n".join(lines)
+
+
+def attribution_table(report: Attribution) -> Table:
+    """The module-attribution numbers: per model and mode its level scores, MEAN and rank; the random-guess row
+    per mode; one row per correlation (rho, its interval, the models it is computed over)."""
+    table = Table(("row", "model", "mode", "method", *LEVELS, "mean", "rank", "rho", "ci_low", "ci_high",
+                      "n_models", "note"), title="FunBench module attribution", notes=list(report.notes))
+    for mode, guess in report.guess.items():
+        table.add("random guess", None, mode, None, *(guess.levels.get(lv) for lv in LEVELS), guess.mean, None,
+                  None, None, None, None, None)
+    for mode, rows in report.summaries.items():
+        for r in rows:
+            table.add("model", r.model, mode, r.method, *(r.levels.get(lv) for lv in LEVELS), r.mean, r.rank,
+                      None, None, None, None, None)
+    for c in report.correlations:
+        low, high = c.ci or (None, None)
+        table.add("spearman", None, c.mode, None, *(None for _ in LEVELS), None, None, c.rho, low, high,
+                  c.n_models, c.reason)
+    return table
+
+
+NO_LINES = ("no FunBench results lines (tasks funbench_<code>_..., methods multiple_choice, knowledge_prompt, "
+            "ve_probe or linear_probe) under ")
+
+
+@dataclass(frozen=True)
+class FunBenchAttribution:
+    """``focus-eval report funbench``: the analysis behind the leaderboard's "Module attribution" section."""
+
+    name: str = "funbench"
+    summary: str = ("FunBench module attribution: MEAN and rank per model and mode, Spearman's rho of the holistic "
+                    "ranking with the LLM and VE rankings (bootstrap over task codes)")
+    inputs: tuple[str, ...] = ("results",)
+
+    def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
+        report = attribute_entries(collection.entries, include_limited=options.include_limited,
+                                   n_boot=options.n_boot, seed=options.seed)
+        if not report.codes:
+            raise FocusError(NO_LINES + ", ".join(map(str, collection.paths))
+                             + ("" if options.include_limited else
+                                " (--limit runs are left out unless --include-limited)"))
+        return report_table(report)
+
+
+def report_table(report: Attribution) -> Table:
+    """The attribution as one table (``attribution_table``), printed as ``render_text`` and written to JSON as
+    ``Attribution.to_dict``."""
+    table = attribution_table(report)
+    table.printed, table.record = render_text(report), report.to_dict()
+    return table
+
+
+ANALYSIS = FunBenchAttribution()

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from focus_eval.leaderboard.csvdata import CsvTable
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.figures import Point, StripGroup, strip
-from focus_eval.leaderboard.filters import filter_options
-from focus_eval.leaderboard.site import Site
-from focus_eval.leaderboard.subgroups import AttributeGroups, has_groups
-from focus_eval.leaderboard.summary import FAIRNESS_SUMMARY_GAPS, QUALITY_GROUP, chance_level
-from focus_eval.leaderboard.views import ViewPage
+from focus_eval.analysis.summary import FAIRNESS_SUMMARY_GAPS, QUALITY_GROUP, chance_level
+from focus_eval.leaderboard.draw.csvdata import CsvTable
+from focus_eval.leaderboard.draw.figures import Point, StripGroup, strip
+from focus_eval.leaderboard.draw.filters import filter_options
+from focus_eval.leaderboard.draw.subgroups import AttributeGroups, has_groups
+from focus_eval.leaderboard.pages.site import Site
+from focus_eval.leaderboard.pages.views import ViewPage
+from focus_eval.results.collect import Entry
 from focus_eval.results.schema import FAIRNESS_GAPS, QUALITY_GAPS
 
 

@@ -10,9 +10,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from focus_eval.leaderboard.calibration import Calibration
-from focus_eval.leaderboard.groups import Configuration, TaskInfo
-from focus_eval.leaderboard.stats import nice_ticks, tick_label
+from focus_eval.leaderboard.draw.calibration import Calibration
+from focus_eval.leaderboard.draw.numbers import nice_ticks, tick_label
+from focus_eval.leaderboard.pages.groups import Configuration, TaskInfo
 
 # Colour-blind-safe (Okabe-Ito) series colours for the radar chart.
 SERIES_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", "#000000")

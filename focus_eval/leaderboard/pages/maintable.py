@@ -2,18 +2,20 @@
 AUROC per target and over all tasks, each with an interval, the tasks it covers, and its flags.
 
 Means are unweighted over the included tasks (proxy and underpowered tasks only with ``--include-proxy``), as
-group lines are. Their interval combines the tasks' 95% intervals as independent normal errors (a
-results line keeps no bootstrap replicates to resample), so it is an approximation, said so on the page.
+group lines are, and their interval follows the same rule as group lines' (``analysis.significance.
+mean_of_scores``): the tasks' bootstrap replicates, recomputed from their sample files, averaged replicate by
+replicate. A mean with a task whose samples are not at hand (``--no-samples``, no sample file) has no interval.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from focus_eval.leaderboard.groups import Configuration, TaskInfo
-from focus_eval.leaderboard.stats import Mean, competition_ranks, mean_with_interval
-from focus_eval.leaderboard.summary import included
+from focus_eval.analysis.significance import Mean, competition_ranks, mean_of_scores
+from focus_eval.analysis.summary import included
+from focus_eval.leaderboard.draw.samples import SampleView
+from focus_eval.leaderboard.pages.groups import Configuration, TaskInfo
 
 
 @dataclass(frozen=True)
@@ -34,15 +36,15 @@ class MainRow:
 
 
 def main_rows(configs: Sequence[Configuration], tasks: Sequence[TaskInfo], targets: Sequence[str],
-              include_proxy: bool) -> list[MainRow]:
+              include_proxy: bool, samples: Mapping[tuple, SampleView]) -> list[MainRow]:
     """Rows of trained configurations, best overall AUROC first, then untrained baselines (ranked apart)."""
     counted = {t.name for t in tasks if include_proxy or not (t.proxy or t.underpowered)}
     rows = []
     for config in configs:
         lines = included(config.entries, include_proxy)
         rows.append(MainRow(
-            config=config, overall=mean_of(lines),
-            targets={t: mean_of([e for e in lines if e.line.target == t]) for t in targets},
+            config=config, overall=mean_of(lines, samples),
+            targets={t: mean_of([e for e in lines if e.line.target == t], samples) for t in targets},
             covered=len({e.line.task for e in lines if e.metric("auroc") is not None} & counted),
             total=len(counted), contaminated=sum(e.contamination is not None for e in lines)))
     trained = _ranked([r for r in rows if not r.untrained])
@@ -50,9 +52,13 @@ def main_rows(configs: Sequence[Configuration], tasks: Sequence[TaskInfo], targe
     return trained + baselines
 
 
-def mean_of(entries) -> Mean:
-    """Mean AUROC of results lines with its combined interval."""
-    return mean_with_interval((e.metric("auroc"), e.metric_ci("auroc")) for e in entries)
+def mean_of(entries, samples: Mapping[tuple, SampleView]) -> Mean:
+    """Mean AUROC of results lines with its interval (from their sample files' bootstrap replicates)."""
+    def replicates(e):
+        view = samples.get(e.key)
+        return None if view is None else view.auroc_replicates
+
+    return mean_of_scores((e.metric("auroc"), replicates(e)) for e in entries)
 
 
 def _ranked(rows: list[MainRow]) -> list[MainRow]:

@@ -10,13 +10,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from focus_eval.analysis.summary import included
 from focus_eval.errors import FocusError
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.groups import ModelInfo, rank_key
-from focus_eval.leaderboard.runinfo import RunIndex
-from focus_eval.leaderboard.summary import included
+from focus_eval.leaderboard.pages.groups import ModelInfo, rank_key
 from focus_eval.presets import load_preset
 from focus_eval.resources import resource_dir
+from focus_eval.results.collect import Entry
+from focus_eval.results.collect import RunIndex
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _REVISION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

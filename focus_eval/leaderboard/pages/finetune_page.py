@@ -2,21 +2,22 @@
 summaries as a forest plot, and every delta on one axis by metric and domain.
 
 A delta is called significant only when q < 0.05, the comparison is powered and its interval excludes zero;
-otherwise the page says "not significant" (and why, when it is underpowered), whatever the colour of the number.
+otherwise the page says "not significant" (and why, when it is underpowered), whatever the colour of the number. The
+records, their verdicts and the CSV tables are those of the ``finetune`` analysis (``analysis.deltas``).
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from focus_eval.leaderboard import charts
-from focus_eval.leaderboard.compare import DOMAIN_LABELS
-from focus_eval.leaderboard.csvdata import CsvTable
-from focus_eval.leaderboard.figures import Point, StripGroup, strip
-from focus_eval.leaderboard.site import Site
-from focus_eval.leaderboard.stats import MIN_COMPARISONS, MIN_PAIRED, MIN_POSITIVES, SIGNIFICANCE_Q, fmt_p, \
-    fmt_signed
-from focus_eval.leaderboard.views import ViewPage
+from focus_eval.analysis.deltas import DOMAIN_LABELS, comparisons_table, summary_table
+from focus_eval.analysis.significance import MIN_COMPARISONS, SIGNIFICANCE_Q
+from focus_eval.leaderboard.draw import charts
+from focus_eval.leaderboard.draw.figures import Point, StripGroup, strip
+from focus_eval.leaderboard.draw.numbers import fmt_p, fmt_signed
+from focus_eval.leaderboard.pages.site import Site
+from focus_eval.leaderboard.pages.views import ViewPage
+from focus_eval.results.power import MIN_PAIRED, MIN_POSITIVES
 
 
 def domain_label(domain: str) -> str:
@@ -28,14 +29,14 @@ def finetune_view(site: Site) -> ViewPage | None:
     if not data:
         return None
     metric_label = catalog.metric_label
-    summaries = sorted(data.summaries, key=lambda s: (s.metric, s.domain))
+    summaries = data.sorted_summaries()
     items = [(f"{metric_label(s.metric)} \u00b7 {domain_label(s.domain)}", s.mean_delta, s.ci,
               f"mean delta {fmt_signed(s.mean_delta)}, q = {fmt_p(s.q)}, {s.verdict.text}", s.verdict.status)
              for s in summaries]
-    comparisons = sorted(data.comparisons, key=lambda c: (c.metric, c.domain, c.adapter or "", c.test_task or ""))
+    comparisons = data.sorted_comparisons()
     return ViewPage(name="finetune", title="Fine-tuning", template="finetune.html",
                     summary="in-domain vs out-of-domain fine-tuning deltas",
-                    csv={"finetune": _csv(comparisons), "finetune-summary": _summary_csv(summaries)},
+                    csv={"finetune": comparisons_table(comparisons), "finetune-summary": summary_table(summaries)},
                     context={
                         "summaries": summaries, "comparisons": comparisons,
                         "forest": charts.forest(items) if items else None,
@@ -60,26 +61,6 @@ def _deltas(comparisons, metric_label):
     groups = [StripGroup(band=metric_label(metric), label=domain_label(domain), points=points)
               for (metric, domain), points in sorted(grouped.items())]
     return strip(groups, "Fine-tuning deltas by metric and domain", "delta (fine-tuned \u2212 base)", signed=True)
-
-
-def _csv(comparisons) -> CsvTable:
-    table = CsvTable(("adapter", "base_model", "train_dataset", "test_task", "test_dataset", "domain", "metric",
-                      "base", "fine_tuned", "delta", "ci_low", "ci_high", "p", "q", "n", "n_pos", "underpowered",
-                      "verdict"))
-    for c in comparisons:
-        table.add(c.adapter or c.model, c.base_model, c.train_dataset, c.test_task, c.test_dataset, c.domain,
-                  c.metric, c.base, c.ft, c.delta, *(c.ci or (None, None)), c.p, c.q, c.n, c.n_pos, c.underpowered,
-                  c.verdict.status)
-    return table
-
-
-def _summary_csv(summaries) -> CsvTable:
-    table = CsvTable(("metric", "domain", "mean_delta", "ci_low", "ci_high", "p", "q", "n_comparisons",
-                      "underpowered", "verdict"))
-    for s in summaries:
-        table.add(s.metric, s.domain, s.mean_delta, *(s.ci or (None, None)), s.p, s.q, s.n_comparisons,
-                  s.underpowered, s.verdict.status)
-    return table
 
 
 def _filters(comparisons) -> list[tuple[str, str, list[tuple[str, str]]]]:

@@ -3,8 +3,8 @@ linear probe its E-mode I, class-prompt zero-shot an encoder mode of this harnes
 level (L1-L4) and per subtask code (L2b, L3a, ...), the random-guess row, cells below chance greyed. As in the
 paper, a code's score is the mean over its tasks, a level's the mean over its codes and the overall score the
 mean over the levels (the MEAN of the attribution section). The data go to ``data/funbench.csv``. A second section
-attributes the holistic ranking to the model's modules (``leaderboard.attribution``, FunBench's Table 4), its
-numbers in ``data/funbench_attribution.csv``."""
+attributes the holistic ranking to the model's modules (the ``funbench`` analysis, ``analysis.attribution``, FunBench's
+Table 4), its numbers in ``data/funbench_attribution.csv`` (the table ``focus-eval report funbench --csv`` writes)."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import mean
 
-from focus_eval.leaderboard.attribution import (LEVELS, MODE_TITLES, Attribution, attribute_entries, code_of,
-                                                funbench_entries, guess_of, task_guesses)
-from focus_eval.leaderboard.csvdata import CsvTable
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.site import Site
+from focus_eval.analysis.attribution import (LEVELS, MODE_TITLES, attribute_entries, attribution_table, code_of,
+                                             funbench_entries, guess_of, task_guesses)
+from focus_eval.leaderboard.draw.csvdata import CsvTable
+from focus_eval.leaderboard.pages.site import Site
+from focus_eval.results.collect import Entry
 
 MODES = {"multiple_choice": "E-mode III: holistic", "linear_probe": "E-mode I: linear probe",
          "ve_probe": "E-mode I: vision-encoder probe", "knowledge_prompt": "E-mode II: knowledge-prompted LLM",
@@ -103,7 +103,7 @@ def random_row(lines: list[Entry], columns: list[str]) -> dict[str, Cell]:
 
 def funbench_view(site: Site):
     """The FunBench page, or None when no FunBench task has results."""
-    from focus_eval.leaderboard.views import ViewPage
+    from focus_eval.leaderboard.pages.views import ViewPage
 
     lines = funbench_lines(site)
     if not lines:
@@ -134,22 +134,3 @@ def funbench_view(site: Site):
                     context={"rows": ordered, "columns": columns, "levels": LEVELS, "codes": codes,
                              "guess": guess_row, "tasks": tasks, "code_of": code_of, "attribution": report,
                              "mode_titles": MODE_TITLES})
-
-
-def attribution_table(report: Attribution) -> CsvTable:
-    """The module-attribution numbers: per model and mode its level scores, MEAN and rank; the random-guess row
-    per mode; one row per correlation (rho, its interval, the models it is computed over)."""
-    table = CsvTable(("row", "model", "mode", "method", *LEVELS, "mean", "rank", "rho", "ci_low", "ci_high",
-                      "n_models", "note"))
-    for mode, guess in report.guess.items():
-        table.add("random guess", None, mode, None, *(guess.levels.get(lv) for lv in LEVELS), guess.mean, None,
-                  None, None, None, None, None)
-    for mode, rows in report.summaries.items():
-        for r in rows:
-            table.add("model", r.model, mode, r.method, *(r.levels.get(lv) for lv in LEVELS), r.mean, r.rank,
-                      None, None, None, None, None)
-    for c in report.correlations:
-        low, high = c.ci or (None, None)
-        table.add("spearman", None, c.mode, None, *(None for _ in LEVELS), None, None, c.rho, low, high,
-                  c.n_models, c.reason)
-    return table

@@ -7,24 +7,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from focus_eval.analysis.deltas import fine_tuning
 from focus_eval.errors import FocusError
-from focus_eval.leaderboard import groups
-from focus_eval.leaderboard.calibration import samples_path
-from focus_eval.leaderboard.catalog import load_catalog
-from focus_eval.leaderboard.compare import read_compare_files
-from focus_eval.leaderboard.dedupe import deduplicate
-from focus_eval.leaderboard.entries import Entry, read_entries, read_group_lines
-from focus_eval.leaderboard.inputs import SiteInputs, discover
-from focus_eval.leaderboard.maintable import main_rows
-from focus_eval.leaderboard.output import copy_static, prepare_output, write_json, write_pages
-from focus_eval.leaderboard.pages import render_site
-from focus_eval.leaderboard.privacy import metrics_only
-from focus_eval.leaderboard.render import environment
-from focus_eval.leaderboard.runinfo import read_runs
-from focus_eval.leaderboard.samples import load_samples
-from focus_eval.leaderboard.site import Site
-from focus_eval.leaderboard.slugs import assign_slugs
+from focus_eval.leaderboard.conventions import collect_results
+from focus_eval.leaderboard.draw.calibration import samples_path
+from focus_eval.leaderboard.draw.catalog import load_catalog
+from focus_eval.leaderboard.draw.output import copy_static, prepare_output, write_json, write_pages
+from focus_eval.leaderboard.draw.samples import load_samples
+from focus_eval.leaderboard.draw.slugs import assign_slugs
+from focus_eval.leaderboard.draw.templates import environment
+from focus_eval.leaderboard.pages import groups
+from focus_eval.leaderboard.pages.maintable import main_rows
+from focus_eval.leaderboard.pages.site import Site
+from focus_eval.leaderboard.pages.site_pages import render_site
 from focus_eval.resources import resource_dir
+from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only
 
 DEFAULT_TITLE = "FOCUS leaderboard"
 _BASE_URL = re.compile(r"^(https?://[^\s\"'<>`]+|/[^\s\"'<>`]*)$")
@@ -67,9 +64,8 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
     and ``base_url`` is where it will be published (canonical page addresses).
     """
     out_dir = Path(out_dir)
-    inputs = discover(results_dirs)
-    kept = deduplicate((e for path in inputs.results_files for e in read_entries(path)), prefer)
-    site = assemble(kept.entries, inputs, load_catalog(), include_proxy=include_proxy, top=top,
+    collection = collect_results(results_dirs, prefer)
+    site = assemble(collection, load_catalog(), include_proxy=include_proxy, top=top,
                     include_paths=include_paths, no_samples=no_samples, include_limited=include_limited,
                     title=check_title(title), base_url=check_base_url(base_url))
     pages, data = render_site(environment(site.catalog), site)
@@ -79,17 +75,18 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
     _write_data(out_dir, site.entries, site.compare.raw, redact=no_samples)
     copy_static(resource_dir("leaderboard") / "static", out_dir)
     read = [v.entry for v in site.samples.values() if v.calibration is not None]
-    return SiteReport(out_dir=out_dir, inputs=inputs, pages=sorted(pages), n_lines=len(site.entries),
+    return SiteReport(out_dir=out_dir, inputs=collection.inputs, pages=sorted(pages), n_lines=len(site.entries),
                       samples_files=[samples_path(e.sample_dir, e.line.task, e.line.method) for e in read],
                       missing_samples=len(site.samples) - len(read), data_files=sorted(data),
-                      replaced=kept.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable)
+                      replaced=collection.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable)
 
 
-def assemble(entries: list[Entry], inputs: SiteInputs, catalog, *, include_proxy: bool, top: int,
+def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
              include_paths: Sequence[Path | str], no_samples: bool, include_limited: bool, title: str,
              base_url: str | None) -> Site:
     """Group the lines every way the pages show them."""
-    # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (leaderboard.funbench)
+    entries = collection.entries
+    # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (pages.funbench)
     ranked = [e for e in entries if (include_limited or not e.limited) and not e.line.output_type]
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
@@ -97,17 +94,17 @@ def assemble(entries: list[Entry], inputs: SiteInputs, catalog, *, include_proxy
     tasks = groups.tasks(entries, catalog, task_slugs, task_definitions(include_paths))
     ranked_ids = {id(e) for e in ranked}
     targets = sorted({e.line.target for e in ranked if e.line.target}, key=lambda t: catalog.order("targets", t))
+    samples = load_samples(entries, read_samples=not no_samples)
     return Site(
         catalog=catalog, entries=entries, ranked=ranked, tasks=tasks,
         models=groups.models(entries, catalog, model_slugs), configs=configs,
         top=groups.top_configurations(configs, top), table=groups.paper_table(ranked, catalog, include_proxy),
-        samples=load_samples(entries, read_samples=not no_samples), compare=read_compare_files(inputs.compare_files),
+        samples=samples, compare=fine_tuning(collection.compare),
         include_proxy=include_proxy, include_limited=include_limited, model_slugs=model_slugs,
-        task_slugs=task_slugs, targets=targets, runs=read_runs(inputs.results_files), title=title, base_url=base_url,
+        task_slugs=task_slugs, targets=targets, runs=collection.runs, title=title, base_url=base_url,
         main=main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)], targets,
-                       include_proxy),
-        group_lines=sorted((g for path in inputs.results_files for g in read_group_lines(path)),
-                           key=lambda g: (g.group, g.model, g.method, g.adapter or "")))
+                       include_proxy, samples),
+        group_lines=collection.group_lines)
 
 
 def check_title(title: str | None) -> str:

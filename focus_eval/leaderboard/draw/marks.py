@@ -8,8 +8,7 @@ from typing import Any, Iterable
 
 from markupsafe import Markup, escape
 
-from focus_eval.leaderboard.conventions import Convention
-from focus_eval.leaderboard.entries import Entry
+from focus_eval.results.collect import Convention, Entry
 
 BADGE_NOTES = {
     "proxy": "Proxy task: the label is a stand-in for the target and is left out of group means",

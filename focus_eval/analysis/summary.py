@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Callable, Iterable, Sequence
 
-from focus_eval.leaderboard.entries import Entry
+from focus_eval.results.collect import Entry
 from focus_eval.results.schema import QUALITY_GAPS
 
 # The paper's fairness columns: equalised-odds, accuracy and AUROC gaps of every demographic attribute.

@@ -12,16 +12,17 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
-from focus_eval.leaderboard import charts
-from focus_eval.leaderboard.calibration import pooled
-from focus_eval.leaderboard.csvdata import CsvTable
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.figures import Point, Strip, StripGroup, strip
-from focus_eval.leaderboard.maintable import mean_of
-from focus_eval.leaderboard.site import Site
-from focus_eval.leaderboard.stats import Mean
-from focus_eval.leaderboard.summary import GroupSummary, included, summarize
+from focus_eval.analysis.base import Table
+from focus_eval.analysis.significance import Mean
+from focus_eval.analysis.summary import GroupSummary, included, summarize
+from focus_eval.leaderboard.draw import charts
+from focus_eval.leaderboard.draw.calibration import pooled
+from focus_eval.leaderboard.draw.csvdata import CsvTable
+from focus_eval.leaderboard.draw.figures import Point, Strip, StripGroup, strip
+from focus_eval.leaderboard.pages.maintable import mean_of
+from focus_eval.leaderboard.pages.site import Site
 from focus_eval.registry import Registry
+from focus_eval.results.collect import Entry
 
 ALL_TARGETS = "all"
 
@@ -34,7 +35,7 @@ class ViewPage:
     title: str
     template: str
     context: dict[str, Any] = field(default_factory=dict)
-    csv: dict[str, CsvTable] = field(default_factory=dict)
+    csv: dict[str, Table] = field(default_factory=dict)
     summary: str = ""  # what the overview says when it links to the page
 
 
@@ -42,8 +43,8 @@ def _builtin() -> None:
     for name, target in (("domains", "views:domains_view"), ("datasets", "views:datasets_view"),
                          ("families", "views:families_view"), ("calibration", "views:calibration_view"),
                          ("fairness", "gapviews:fairness_view"), ("robustness", "gapviews:robustness_view"),
-                         ("finetune", "finetune:finetune_view"), ("funbench", "funbench:funbench_view")):
-        PAGES.register(name, f"focus_eval.leaderboard.{target}")
+                         ("finetune", "finetune_page:finetune_view"), ("funbench", "funbench:funbench_view")):
+        PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
 
 #: page name -> builder(site) -> ViewPage | None, in the order the navigation lists them
@@ -132,8 +133,8 @@ def dataset_rows(site: Site) -> tuple[list[str], list[DatasetRow]]:
     rows = []
     for main in site.main:
         lines = [e for e in included(main.config.entries, site.include_proxy)]
-        rows.append(DatasetRow(config=main.config,
-                               cells={d: mean_of([e for e in lines if e.line.dataset == d]) for d in datasets}))
+        cells = {d: mean_of([e for e in lines if e.line.dataset == d], site.samples) for d in datasets}
+        rows.append(DatasetRow(config=main.config, cells=cells))
     return datasets, rows
 
 

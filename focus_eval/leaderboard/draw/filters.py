@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from focus_eval.leaderboard.catalog import Catalog
-from focus_eval.leaderboard.entries import Entry
+from focus_eval.leaderboard.draw.catalog import Catalog
+from focus_eval.results.collect import Entry
 
 FILTERS = (("family", "Family", "families"), ("domain", "Domain", "domains"), ("method", "Method", "methods"),
            ("target", "Target", "targets"), ("dataset", "Dataset", None))

@@ -6,10 +6,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Sequence
 
-from focus_eval.leaderboard.catalog import Catalog
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.runinfo import weights_text
-from focus_eval.leaderboard.summary import GroupSummary, included, summarize
+from focus_eval.analysis.summary import GroupSummary, included, summarize
+from focus_eval.leaderboard.draw.catalog import Catalog
+from focus_eval.results.collect import Entry
+from focus_eval.results.collect import weights_text
 from focus_eval.results.schema import LOWER_IS_BETTER
 
 TABLE_COLUMNS = ("accuracy", "auroc", "auprc", "ece", "fairness", "quality", "shift")

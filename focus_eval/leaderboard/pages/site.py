@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from focus_eval.analysis.deltas import FineTuning
 from focus_eval.data.readers.synth import NAMES as SYNTHETIC_DATASETS
-from focus_eval.leaderboard.catalog import Catalog
-from focus_eval.leaderboard.compare import CompareData
-from focus_eval.leaderboard.entries import Entry, GroupLine
-from focus_eval.leaderboard.groups import Configuration, ModelInfo, TableBlock, TaskInfo
-from focus_eval.leaderboard.maintable import MainRow
-from focus_eval.leaderboard.runinfo import RunIndex
-from focus_eval.leaderboard.samples import SampleView
+from focus_eval.leaderboard.draw.catalog import Catalog
+from focus_eval.leaderboard.draw.samples import SampleView
+from focus_eval.leaderboard.pages.groups import Configuration, ModelInfo, TableBlock, TaskInfo
+from focus_eval.leaderboard.pages.maintable import MainRow
+from focus_eval.results.collect import Entry, GroupEntry
+from focus_eval.results.collect import RunIndex
 
 
 @dataclass
@@ -30,11 +30,11 @@ class Site:
     top: list[Configuration]
     table: list[TableBlock]
     samples: dict[tuple, SampleView]
-    compare: CompareData
+    compare: FineTuning
     include_proxy: bool
     model_slugs: dict[str, str]
     task_slugs: dict[str, str]
-    group_lines: list[GroupLine] = field(default_factory=list)
+    group_lines: list[GroupEntry] = field(default_factory=list)
     ranked: list[Entry] = field(default_factory=list)
     main: list[MainRow] = field(default_factory=list)
     targets: list[str] = field(default_factory=list)

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Sequence
 
-from focus_eval.leaderboard.charts import Text, _clip, _r
-from focus_eval.leaderboard.stats import nice_ticks, tick_label
+from focus_eval.leaderboard.draw.charts import Text, _clip, _r
+from focus_eval.leaderboard.draw.numbers import nice_ticks, tick_label
 
 ROW_H, BAND_H, LEFT, RIGHT_PAD, TOP = 26.0, 24.0, 210.0, 24.0, 20.0
 

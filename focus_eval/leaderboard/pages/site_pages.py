@@ -8,15 +8,15 @@ from typing import Any
 
 import jinja2
 
-from focus_eval.leaderboard import charts
-from focus_eval.leaderboard.cards import model_card
-from focus_eval.leaderboard.entries import Entry
-from focus_eval.leaderboard.filters import filter_options
-from focus_eval.leaderboard.runinfo import line_provenance
-from focus_eval.leaderboard.site import Site
-from focus_eval.leaderboard.stats import competition_ranks
-from focus_eval.leaderboard.summary import included
-from focus_eval.leaderboard.views import ViewPage, view_pages
+from focus_eval.analysis.significance import competition_ranks
+from focus_eval.analysis.summary import included
+from focus_eval.leaderboard.draw import charts
+from focus_eval.leaderboard.draw.filters import filter_options
+from focus_eval.leaderboard.pages.model_cards import model_card
+from focus_eval.leaderboard.pages.site import Site
+from focus_eval.leaderboard.pages.views import ViewPage, view_pages
+from focus_eval.results.collect import Entry
+from focus_eval.results.collect import line_provenance
 from focus_eval.results.schema import METRICS
 
 
@@ -33,7 +33,7 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
     for view in views:
         pages[f"{view.name}.html"] = _render(env, view.template, common, f"{view.name}.html", "", view.name,
                                              view.title, view=view, **view.context)
-        data.update({f"data/{name}.csv": table.text() for name, table in view.csv.items()})
+        data.update({f"data/{name}.csv": table.to_csv() for name, table in view.csv.items()})
     task_page = env.get_template("task.html")
     for task in site.tasks:
         path = f"tasks/{task.slug}.html"

@@ -1,0 +1,18 @@
+"""The analyses over collected results: FunBench module attribution, the fine-tuning comparison summary, the
+paper's summary columns and the statistics the pages state. Each analysis is one module with an ``ANALYSIS``
+object (``analysis.base.Analysis``), registered here by name and imported on first use; ``focus-eval report
+NAME`` is the one door to them, and the leaderboard draws its pages from the same objects."""
+
+from __future__ import annotations
+
+from focus_eval.registry import Registry
+
+
+def _builtin() -> None:
+    ANALYSES.register("funbench", "focus_eval.analysis.attribution:ANALYSIS")
+    ANALYSES.register("finetune", "focus_eval.analysis.deltas:ANALYSIS")
+
+
+ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)
+
+__all__ = ["ANALYSES"]

@@ -1,0 +1,109 @@
+"""What every analysis is: one module behind one small protocol, computing one ``Table`` from a collection of
+results (``results.collect.Collection``). ``focus-eval report NAME`` prints it, ``--csv`` and ``--json`` write it,
+and the leaderboard draws its page from the same objects."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, Sequence
+
+if TYPE_CHECKING:
+    from focus_eval.results.collect import Collection
+
+# A text cell starting with one of these would run as a formula in a spreadsheet; model names come from files.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass
+class Table:
+    """Columns and rows, a title and notes. CSV cells: numbers in full precision, missing values empty, true and
+    false in words, text that a spreadsheet would run as a formula quoted. ``printed`` is how the command prints
+    the table (aligned columns when not given); ``record`` its JSON form (the title, columns, rows as objects and
+    notes when not given)."""
+
+    columns: Sequence[str]
+    rows: list[Sequence[Any]] = field(default_factory=list)
+    title: str = ""
+    notes: list[str] = field(default_factory=list)
+    printed: str | None = None
+    record: dict[str, Any] | None = None
+
+    def add(self, *values: Any) -> None:
+        if len(values) != len(self.columns):
+            raise ValueError(f"a table row needs {len(self.columns)} values, got {len(values)}")
+        self.rows.append(values)
+
+    def to_csv(self) -> str:
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(self.columns)
+        for row in self.rows:
+            writer.writerow([csv_cell(v) for v in row])
+        return out.getvalue()
+
+    def to_json(self) -> str:
+        record = self.record if self.record is not None else {
+            "title": self.title, "columns": list(self.columns),
+            "rows": [dict(zip(self.columns, row)) for row in self.rows], "notes": self.notes}
+        return json.dumps(record, indent=1, allow_nan=False) + "\n"
+
+    def to_text(self) -> str:
+        if self.printed is not None:
+            return self.printed
+        cells = [[_shown(v) for v in row] for row in self.rows]
+        lines = [self.title] if self.title else []
+        lines += aligned([str(c) for c in self.columns], cells)
+        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+
+
+def csv_cell(value: Any) -> Any:
+    kind = type(value)
+    if kind is float or kind is int:  # written by the csv module as repr() would
+        return value
+    if value is None:
+        return ""
+    if kind is bool:
+        return "true" if value else "false"
+    text = str(value)
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
+    """Aligned text columns: the first (names) to the left, the others to the right."""
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def fmt(row: list[str]) -> str:
+        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
+
+    return [fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)]
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """The options ``focus-eval report`` passes to every analysis: whether ``--limit`` runs count, and the
+    resampling of analyses that bootstrap."""
+
+    include_limited: bool = False
+    n_boot: int = 1000
+    seed: int = 0
+
+
+class Analysis(Protocol):
+    """One analysis: its registry name, a one-line summary (listed by ``focus-eval report --help``), what it
+    reads (``"results"``: results lines, ``"compare"``: comparison lines), and its computation."""
+
+    name: str
+    summary: str
+    inputs: tuple[str, ...]
+
+    def compute(self, collection: "Collection", options: ReportOptions = ...) -> Table:
+        ...

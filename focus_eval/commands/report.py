@@ -1,0 +1,73 @@
+"""``focus-eval report NAME RESULTS... [--json FILE] [--csv FILE]``: the one door to every analysis of collected
+results (``focus_eval.analysis``): it reads RESULTS as the leaderboard does, computes the analysis, prints its
+table, and writes it as JSON and CSV on request. ``focus-eval report`` alone lists the analyses."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def listing() -> str:
+    """Every analysis by name with its one-line summary."""
+    from focus_eval.analysis import ANALYSES
+
+    names = ANALYSES.names()
+    width = max(map(len, names), default=0)
+    return "\n".join(["analyses:", *(f"  {n:<{width}}  {ANALYSES.get(n).summary}" for n in names)])
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = listing()
+    parser.add_argument("name", nargs="?", metavar="NAME", help="the analysis to run (listed below)")
+    add_report_arguments(parser)
+    parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV to FILE")
+
+
+def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
+    """RESULTS and the options every analysis takes (``funbench-report`` takes them too)."""
+    parser.add_argument("results", nargs="+" if required else "*", metavar="RESULTS", type=Path,
+                        help="an --output-path folder (<model>/results.jsonl inside), a model folder, or a "
+                             "results.jsonl or compare*.jsonl file, as the leaderboard takes them")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers as JSON to FILE")
+    parser.add_argument("--include-limited", action="store_true",
+                        help="count the lines of --limit runs (left out by default, as on the leaderboard)")
+    parser.add_argument("--n-boot", type=int, default=1000, metavar="N",
+                        help="bootstrap resamples of analyses that resample (default 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
+    parser.add_argument("--prefer", metavar="newest|FOLDER",
+                        help="when a results line is found twice: keep the newer one or the one under FOLDER")
+
+
+def run(args: argparse.Namespace) -> int:
+    from focus_eval.analysis import ANALYSES
+    from focus_eval.errors import FocusError
+
+    if args.name is None:
+        print(listing())
+        return 0
+    analysis = ANALYSES.get(args.name)
+    if not args.results:
+        raise FocusError(f"focus-eval report {args.name} needs one or more RESULTS folders or files")
+    return report(analysis, args)
+
+
+def report(analysis, args: argparse.Namespace) -> int:
+    """Read RESULTS, compute ``analysis``, print its table, write ``--json`` and ``--csv``."""
+    from focus_eval.analysis.base import ReportOptions
+    from focus_eval.errors import FocusError
+    from focus_eval.leaderboard.conventions import collect_results
+
+    if args.n_boot < 0:
+        raise FocusError("--n-boot must be 0 or more")
+    collection = collect_results(args.results, args.prefer)
+    options = ReportOptions(include_limited=args.include_limited, n_boot=args.n_boot, seed=args.seed)
+    table = analysis.compute(collection, options)
+    print(table.to_text())
+    for path, text in ((args.json, table.to_json), (getattr(args, "csv", None), table.to_csv)):
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text(), encoding="utf-8")
+            print(f"wrote {path}")
+    return 0
