@@ -24,11 +24,11 @@ DOMAIN_LABELS = {"in_domain": "in-domain", "ood": "OOD"}
 
 
 @dataclass(frozen=True)
-class Comparison:
-    """One (adapter, test task, metric) delta of a fine-tuned model against its base model, where it was read,
-    and what may be said of it. The line's keys read as attributes (``c.delta``, ``c.test_task``)."""
+class LineView:
+    """A compare line, where it was read (file and row), and what may be said of it; the line's keys read as
+    attributes (``v.delta``, ``v.test_task``)."""
 
-    line: CompareLine
+    line: CompareLine | CompareSummaryLine
     source: Path
     row: int
 
@@ -36,6 +36,11 @@ class Comparison:
         if name == "line":
             raise AttributeError(name)
         return getattr(self.line, name)
+
+
+@dataclass(frozen=True)
+class DeltaVerdict(LineView):
+    """One (adapter, test task, metric) delta of a fine-tuned model against its base model, and its verdict."""
 
     @property
     def domain(self) -> str:
@@ -53,17 +58,8 @@ class Comparison:
 
 
 @dataclass(frozen=True)
-class CompareSummary:
+class SummaryVerdict(LineView):
     """Mean delta over the comparisons of one metric and domain (in-domain or OOD), and its verdict."""
-
-    line: CompareSummaryLine
-    source: Path
-    row: int
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "line":
-            raise AttributeError(name)
-        return getattr(self.line, name)
 
     @property
     def underpowered(self) -> bool:
@@ -80,24 +76,24 @@ class FineTuning:
     """Everything the comparison files of one build say: comparisons and summaries with their verdicts (in
     reading order), lines of other kinds counted, and the rows as read."""
 
-    comparisons: list[Comparison] = field(default_factory=list)
-    summaries: list[CompareSummary] = field(default_factory=list)
+    comparisons: list[DeltaVerdict] = field(default_factory=list)
+    summaries: list[SummaryVerdict] = field(default_factory=list)
     other_kinds: Counter = field(default_factory=Counter)
     raw: list[dict[str, Any]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return bool(self.comparisons or self.summaries or self.other_kinds)
 
-    def sorted_comparisons(self) -> list[Comparison]:
+    def sorted_comparisons(self) -> list[DeltaVerdict]:
         return sorted(self.comparisons, key=lambda c: (c.metric, c.domain, c.adapter or "", c.test_task or ""))
 
-    def sorted_summaries(self) -> list[CompareSummary]:
+    def sorted_summaries(self) -> list[SummaryVerdict]:
         return sorted(self.summaries, key=lambda s: (s.metric, s.domain))
 
 
 def fine_tuning(data: CompareData) -> FineTuning:
-    return FineTuning(comparisons=[Comparison(d.line, d.source, d.row) for d in data.deltas],
-                      summaries=[CompareSummary(s.line, s.source, s.row) for s in data.summaries],
+    return FineTuning(comparisons=[DeltaVerdict(d.line, d.source, d.row) for d in data.deltas],
+                      summaries=[SummaryVerdict(s.line, s.source, s.row) for s in data.summaries],
                       other_kinds=data.other_kinds, raw=data.raw)
 
 
@@ -106,7 +102,7 @@ def read_compare_files(paths: Iterable[Path]) -> FineTuning:
     return fine_tuning(read_compare_lines(paths))
 
 
-def comparisons_table(comparisons: Iterable[Comparison]) -> Table:
+def comparisons_table(comparisons: Iterable[DeltaVerdict]) -> Table:
     """Every delta with its verdict (the page's ``data/finetune.csv``)."""
     table = Table(("adapter", "base_model", "train_dataset", "test_task", "test_dataset", "domain", "metric",
                    "base", "fine_tuned", "delta", "ci_low", "ci_high", "p", "q", "n", "n_pos", "underpowered",
@@ -118,7 +114,7 @@ def comparisons_table(comparisons: Iterable[Comparison]) -> Table:
     return table
 
 
-def summary_table(summaries: Iterable[CompareSummary]) -> Table:
+def summary_table(summaries: Iterable[SummaryVerdict]) -> Table:
     """The in-domain and OOD summaries with their verdicts (the page's ``data/finetune-summary.csv``)."""
     table = Table(("metric", "domain", "mean_delta", "ci_low", "ci_high", "p", "q", "n_comparisons",
                    "underpowered", "verdict"), title="Fine-tuning: mean delta per metric and domain")

@@ -57,7 +57,7 @@ CI_LEVEL = 0.95
 
 
 @dataclass
-class Comparison:
+class PairedUnit:
     """One adapter on one test task, paired with the base model's samples of that task."""
 
     adapter: str
@@ -139,7 +139,7 @@ def pair_rows(base: Sequence, tuned: Sequence) -> tuple[SampleArrays, SampleArra
     return SampleArrays.from_samples(kept_base), SampleArrays.from_samples(kept_tuned), unpaired, mismatched
 
 
-def build_comparisons(base_dir: Path, ft_dirs: Sequence[Path], report: CompareReport) -> list[Comparison]:
+def build_comparisons(base_dir: Path, ft_dirs: Sequence[Path], report: CompareReport) -> list[PairedUnit]:
     base_units = read_units(base_dir)
     base_models = {meta["model"] for meta, _ in base_units.values()}
     if any(meta.get("adapter") for meta, _ in base_units.values()):
@@ -174,7 +174,7 @@ def build_comparisons(base_dir: Path, ft_dirs: Sequence[Path], report: CompareRe
                 a, b, unpaired, mismatched = pair_rows(base_samples, samples)
             except FocusError as exc:
                 raise FocusError(f"{where}: {exc}") from None
-            comparisons.append(Comparison(
+            comparisons.append(PairedUnit(
                 adapter=str(meta["adapter"]), base_model=str(meta["model"]), model=Path(ft_dir).name,
                 train_dataset=str(train_dataset), target=str(target), test_task=task,
                 test_dataset=str(meta["dataset"]), method=method, proxy=bool(meta.get("proxy")), base=a,
@@ -194,7 +194,7 @@ def improved(metric: str, delta: float) -> bool:
     return delta < 0 if metric in LOWER_IS_BETTER else delta > 0
 
 
-def delta_lines(comparisons: Sequence[Comparison], metrics: Sequence[str], n_boot: int,
+def delta_lines(comparisons: Sequence[PairedUnit], metrics: Sequence[str], n_boot: int,
                 seed: int) -> list[dict[str, Any]]:
     """One line per (comparison, metric) with delta, interval, p and (per metric) BH q."""
     lines = []
@@ -220,7 +220,7 @@ def _with_q(block: list) -> list[dict[str, Any]]:
     return [line.to_dict() for line in block]
 
 
-def _usable(c: Comparison, metric: str) -> np.ndarray:
+def _usable(c: PairedUnit, metric: str) -> np.ndarray:
     column = METRIC_FUNCTIONS[metric][1]
     return c.base.rows(column) & c.tuned.rows(column)
 
@@ -229,7 +229,7 @@ def _dataset_seed(seed: int, dataset: str) -> int:
     return zlib.crc32(f"{seed}|{dataset}".encode()) & 0x7FFFFFFF
 
 
-def joint_deltas(comparisons: Sequence[Comparison], metric: str, n_boot: int, seed: int) -> np.ndarray:
+def joint_deltas(comparisons: Sequence[PairedUnit], metric: str, n_boot: int, seed: int) -> np.ndarray:
     """(K, 1 + n_boot) deltas: column 0 the point estimates, then replicates in which every comparison on a
     test dataset is weighted by the same patient draw of that dataset."""
     out = np.full((len(comparisons), 1 + n_boot), np.nan)
@@ -250,7 +250,7 @@ def joint_deltas(comparisons: Sequence[Comparison], metric: str, n_boot: int, se
     return out
 
 
-def summary_lines(comparisons: Sequence[Comparison], metrics: Sequence[str], n_boot: int, seed: int,
+def summary_lines(comparisons: Sequence[PairedUnit], metrics: Sequence[str], n_boot: int, seed: int,
                   include_all: bool = False) -> list[dict[str, Any]]:
     lines = []
     for metric in metrics:

@@ -13,6 +13,7 @@ from typing import Sequence
 from focus_eval.leaderboard.draw.calibration import Calibration
 from focus_eval.leaderboard.draw.numbers import nice_ticks, tick_label
 from focus_eval.leaderboard.pages.groups import Configuration, TaskInfo
+from focus_eval.results.power import MIN_POSITIVES
 
 # Colour-blind-safe (Okabe-Ito) series colours for the radar chart.
 SERIES_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#F0E442", "#000000")
@@ -130,7 +131,7 @@ def _heat_cell(x: float, y: float, w: float, h: float, row: str, task: str, entr
         title += f", 95% interval [{_fmt(ci[0])}, {_fmt(ci[1])}]" if ci and None not in ci else ", no interval"
         if entry.underpowered:
             css.append("underpowered")
-            title += " (underpowered: fewer than 10 test positives)"
+            title += f" (underpowered: fewer than {MIN_POSITIVES} test positives)"
         if entry.contamination:
             css.append("contaminated")
             title += f" (contaminated: {entry.contamination})"

@@ -9,10 +9,11 @@ from typing import Any, Iterable
 from markupsafe import Markup, escape
 
 from focus_eval.results.collect import Convention, Entry
+from focus_eval.results.power import MIN_POSITIVES
 
 BADGE_NOTES = {
     "proxy": "Proxy task: the label is a stand-in for the target and is left out of group means",
-    "underpowered": "Fewer than 10 test positives: left out of group means",
+    "underpowered": f"Fewer than {MIN_POSITIVES} test positives: left out of group means",
     "untrained": "Untrained model (random weights, for plumbing tests only); shown apart from trained models",
     "contaminated": "Contaminated: {note}",
     "limited": "A --limit run (the first N test images only): left out of rankings unless the site was built "
