@@ -104,6 +104,10 @@ def parse_request(body: Any, served: str, default_tokens: int, limits: ServeLimi
     _check_options(body, served)
     images, texts = _user_turn(body)
     prompt = "\n".join(texts)
+    try:
+        prompt.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate escaped in the JSON
+        raise ClientError("the text is not valid Unicode (a lone surrogate)", code="invalid_encoding") from None
     if len(prompt) > limits.max_prompt_chars:
         raise ClientError(f"the text holds {len(prompt)} characters; at most {limits.max_prompt_chars} are "
                           f"served (--max-prompt-chars)", code="prompt_too_long")

@@ -90,7 +90,7 @@ def request_bytes(port: int, method="POST", path="/v1/chat/completions", body: b
                   host=None) -> bytes:
     """One HTTP/1.1 request as bytes (``Connection: close``); ``headers`` may override or drop (None) any."""
     fields = {"Host": host or f"127.0.0.1:{port}", "Connection": "close"}
-    if method == "POST":
+    if method in ("POST", "PUT", "PATCH"):
         fields.update({"Content-Type": "application/json", "Content-Length": str(len(body))})
     fields.update(headers or {})
     head = "".join(f"{k}: {v}\r\n" for k, v in fields.items() if v is not None)
