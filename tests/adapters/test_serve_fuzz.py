@@ -97,3 +97,26 @@ def test_generated_requests_never_get_a_500_and_the_server_keeps_answering(serve
 
     check()
     assert {200, 400} <= set(seen)  # both paths were reached: answers and refusals
+
+
+def _depth(value) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+bracket_text = st.text(alphabet='[]{}"\\ax', max_size=12)
+nested = st.recursive(st.none() | st.integers() | bracket_text,
+                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(bracket_text, inner, max_size=3),
+                      max_leaves=30)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(value=nested, limit=st.integers(0, 8), ascii_only=st.booleans())
+def test_the_depth_check_reads_nesting_as_the_parser_does(value, limit, ascii_only):
+    """Brackets, quotes and backslashes inside strings do not count; the check agrees with the parsed depth."""
+    from focus_eval.adapters.serve_limits import json_too_deep
+
+    assert json_too_deep(json.dumps(value, ensure_ascii=ascii_only), limit) == (_depth(value) > limit)

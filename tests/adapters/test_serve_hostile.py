@@ -148,7 +148,16 @@ def _closed_within(conn: socket.socket, seconds: float) -> tuple[bool, bytes]:
     return False, received
 
 
-def test_a_half_sent_request_is_dropped_after_the_deadline_without_holding_the_server(server):
+@pytest.fixture
+def slow_deadline():
+    """A server whose read deadline (2 s) is well above the time a normal request takes."""
+    with serving(read_timeout_s=2.0) as running:
+        assert send(running, body=chat_body())[0] == 200  # warmed up
+        yield running
+
+
+def test_a_half_sent_request_is_dropped_after_the_deadline_without_holding_the_server(slow_deadline):
+    server = slow_deadline
     head = socket.create_connection(("127.0.0.1", server.port))
     body = socket.create_connection(("127.0.0.1", server.port))
     try:
@@ -156,10 +165,10 @@ def test_a_half_sent_request_is_dropped_after_the_deadline_without_holding_the_s
         body.sendall(request_bytes(server.port, body=chat_body())[:-10])  # the head whole, the body short
         started = time.monotonic()
         assert send(server, body=chat_body())[0] == 200  # others are answered meanwhile
-        assert time.monotonic() - started < 1.0
-        closed, sent = _closed_within(head, 5)
+        assert time.monotonic() - started < 1.5
+        closed, sent = _closed_within(head, 6)
         assert closed and sent == b""
-        closed, sent = _closed_within(body, 5)
+        closed, sent = _closed_within(body, 6)
         assert closed and sent.startswith(b"HTTP/1.1 408")
         assert error_of(sent.partition(b"\r\n\r\n")[2])["code"] == "request_timeout"
     finally:
@@ -167,7 +176,8 @@ def test_a_half_sent_request_is_dropped_after_the_deadline_without_holding_the_s
         body.close()
 
 
-def test_a_slowloris_does_not_block_a_normal_client(server):
+def test_a_slowloris_does_not_block_a_normal_client(slow_deadline):
+    server = slow_deadline
     slow = [socket.create_connection(("127.0.0.1", server.port)) for _ in range(60)]
     try:
         for conn in slow:
@@ -183,8 +193,8 @@ def test_a_slowloris_does_not_block_a_normal_client(server):
             assert send(server, body=chat_body())[0] == 200
             times.append(time.monotonic() - started)
             time.sleep(0.2)
-        assert max(times) < 1.0
-        assert all(_closed_within(conn, 3)[0] for conn in slow)  # trickling does not extend the deadline
+        assert max(times) < 1.5
+        assert all(_closed_within(conn, 4)[0] for conn in slow)  # trickling does not extend the deadline
     finally:
         for conn in slow:
             conn.close()
