@@ -34,7 +34,6 @@ from focus_eval.errors import FocusError
 # the longest a request waits for others to share its batch
 BATCH_WINDOW_S = 0.005
 log = logging.getLogger("focus_eval.serve")
-BadRequest = ClientError  # the name this module's refusals had before
 
 
 @dataclass

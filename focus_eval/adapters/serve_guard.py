@@ -171,15 +171,19 @@ class Guard:
                               "invalid_api_key", {"WWW-Authenticate": "Bearer"})
 
     def check_body_headers(self, headers: dict[str, str]) -> None:
+        """A JSON body (415 otherwise: a browser sends no simple request as JSON) of a declared length within
+        the limit (413)."""
         media, _, params = headers.get("content-type", "").partition(";")
         charset = params.strip().lower().replace('"', "")
         if media.strip().lower() != "application/json" or charset not in ("", "charset=utf-8"):
             raise ClientError("the request body must be sent as Content-Type: application/json (UTF-8)", 415,
                               "unsupported_media_type")
         declared = headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > self.limits.max_body_bytes):
+        if declared is not None and not declared.isdigit():  # h11 refuses these first; checked here as well
+            raise ClientError("Content-Length must be a whole number of bytes", code="invalid_header")
+        if declared is not None and int(declared) > self.limits.max_body_bytes:
             raise ClientError(f"the request body may hold at most {self.limits.max_body_bytes} bytes "
-                              f"(--max-body-bytes)", 413 if declared.isdigit() else 400, "body_too_large")
+                              f"(--max-body-bytes)", 413, "body_too_large")
         if declared is None and "transfer-encoding" not in headers:
             raise ClientError("a POST needs Content-Length or chunked Transfer-Encoding", 411,
                               "length_required")

@@ -13,9 +13,9 @@ import warnings
 from dataclasses import dataclass
 from typing import Any
 
-# the error "type" of each status, as OpenAI's API names them
+# the error "type" of each status, as OpenAI's API names them (other 4xx: invalid_request_error; 5xx: server_error)
 ERROR_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error",
-               408: "timeout_error", 429: "rate_limit_error", 503: "server_busy", 504: "timeout_error"}
+               429: "rate_limit_error"}
 # the image formats a chat request may carry (those OpenAI's API takes); PIL's other decoders stay unused
 IMAGE_FORMATS = ("PNG", "JPEG", "WEBP", "GIF")
 _JSON_SPECIAL = re.compile(r'[\[\]{}"\\]')

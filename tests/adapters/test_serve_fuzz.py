@@ -28,7 +28,8 @@ json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3)
                            | st.dictionaries(st.text(max_size=6), inner, max_size=3), max_leaves=12)
 urls = st.one_of(st.just(_png()), st.text(max_size=20), json_values,
                  st.binary(max_size=40).map(lambda b: "data:image/png;base64," + base64.b64encode(b).decode()))
-parts = st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": st.one_of(st.text(max_size=20), json_values)}),
+texts = st.one_of(st.text(max_size=20), json_values)
+parts = st.one_of(st.fixed_dictionaries({"type": st.just("text"), "text": texts}),
                   st.fixed_dictionaries({"type": st.just("image_url"),
                                          "image_url": st.one_of(urls, st.fixed_dictionaries({"url": urls}))}),
                   json_values)

@@ -34,7 +34,8 @@ def _ok(server) -> bool:
 
 def test_a_foreign_host_name_is_refused_before_the_model(server):
     before = server.adapter.calls
-    for host in (f"evil.example:{server.port}", "127.0.0.1", f"127.0.0.1:{server.port + 1}", f"localhost.:{server.port}"):
+    port = server.port
+    for host in (f"evil.example:{port}", "127.0.0.1", f"127.0.0.1:{port + 1}", f"localhost.:{port}"):
         status, headers, body = send(server, body=chat_body(), host=host)
         assert status == 403 and error_of(body)["code"] == "host_not_allowed", host
         assert send(server, "GET", "/v1/models", host=host)[0] == 403
@@ -53,7 +54,8 @@ def test_an_added_host_name_is_answered():
 
 @pytest.mark.parametrize("headers", [{"Origin": "http://evil.example"}, {"Origin": "null"},
                                      {"Origin": "http://127.0.0.1:9"}, {"Sec-Fetch-Site": "cross-site"},
-                                     {"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"},
+                                     {"Content-Type": "text/plain"},
+                                     {"Content-Type": "application/x-www-form-urlencoded"},
                                      {"Content-Type": "multipart/form-data; boundary=x"},
                                      {"Content-Type": "application/json; charset=utf-16"}, {"Content-Type": None}])
 def test_web_pages_and_simple_requests_are_refused(server, headers):
@@ -83,7 +85,8 @@ def test_the_bearer_token_is_required_and_never_repeated(caplog):
     caplog.set_level(logging.DEBUG)
     seen = []
     with serving(api_key=KEY.encode()) as running:
-        for auth in (None, "Bearer wrong-token-0123456789", f"Basic {KEY}", f"Bearer {KEY}x", f"Bearer {KEY[:-1]}", KEY):
+        for auth in (None, "Bearer wrong-token-0123456789", f"Basic {KEY}", f"Bearer {KEY}x", f"Bearer {KEY[:-1]}",
+                     KEY):
             status, headers, body = send(running, body=chat_body(), headers={"Authorization": auth})
             seen.append(json.dumps(headers) + body.decode())
             assert status == 401 and error_of(body)["type"] == "authentication_error", auth
@@ -106,6 +109,8 @@ def test_listening_beyond_this_machine_needs_a_token_and_warns(monkeypatch, caps
     monkeypatch.setenv("SERVE_TEST_KEY", "short")
     assert main(["serve", "--model", "no-such-model-x", "--host", "10.1.2.3", "--api-key-env", "SERVE_TEST_KEY"]) == 2
     assert "at least 16 characters" in capsys.readouterr().err
+    assert main(["serve", "--model", "no-such-model-x", "--max-queue", "0"]) == 2
+    assert "max_queue must be a positive number" in capsys.readouterr().err
     monkeypatch.setenv("SERVE_TEST_KEY", KEY)
     main(["serve", "--model", "no-such-model-x", "--host", "0.0.0.0", "--api-key-env", "SERVE_TEST_KEY"])
     out = capsys.readouterr()
