@@ -291,7 +291,9 @@ async def _chat(request, state: _Served):
         return _json_response({"error": {"message": "the model failed on this request (the server's log holds "
                                                     "the reason)", "type": "server_error", "code": "model_failed"}},
                               500)
-    return _json_response(completion(ask, answer, state.served, state.adapter.tokenizer))
+    # decoding the listed tokens and writing the JSON take seconds for a whole vocabulary: off the event loop
+    return await run_in_threadpool(lambda: _json_response(completion(ask, answer, state.served,
+                                                                     state.adapter.tokenizer)))
 
 
 async def _refused(request, exc: ClientError):

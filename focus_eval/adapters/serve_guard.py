@@ -243,14 +243,27 @@ def _adding(send, extra: list):
 
 
 def guarded_protocol(header_timeout_s: float):
-    """uvicorn's h11 protocol with a deadline on each request line and headers: a connection that has not
-    sent a whole request head ``header_timeout_s`` after it opened (or after its last answer) is closed, so
-    half-sent requests hold nothing; and its own 400 (not HTTP, a bad Content-Length) carries a JSON body."""
+    """uvicorn's h11 protocol with two deadlines: a connection that has not sent a whole request head
+    ``header_timeout_s`` after it opened (or after its last answer) is closed, so half-sent requests hold
+    nothing; one that leaves an answer unread that long (the send buffer full) is cut, so unread answers hold
+    no memory. Its own 400 (not HTTP, a bad Content-Length) carries a JSON body."""
     import h11
     from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class GuardedH11Protocol(H11Protocol):
         _head_timer = None
+        _write_timer = None
+
+        def pause_writing(self) -> None:
+            super().pause_writing()
+            if self._write_timer is None:
+                self._write_timer = self.loop.call_later(header_timeout_s, self.transport.abort)
+
+        def resume_writing(self) -> None:
+            if self._write_timer is not None:
+                self._write_timer.cancel()
+                self._write_timer = None
+            super().resume_writing()
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -268,6 +281,9 @@ def guarded_protocol(header_timeout_s: float):
 
         def connection_lost(self, exc) -> None:
             self._disarm()
+            if self._write_timer is not None:
+                self._write_timer.cancel()
+                self._write_timer = None
             super().connection_lost(exc)
 
         def _arm(self) -> None:

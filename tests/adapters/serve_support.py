@@ -25,8 +25,8 @@ class FakeMLLM:
     max_new_tokens = 5
     device = "cpu"
 
-    def __init__(self, fail: Exception | None = None):
-        self.tokenizer = CountingTokenizer()
+    def __init__(self, fail: Exception | None = None, vocab: int = VOCAB):
+        self.tokenizer, self.vocab = CountingTokenizer(), vocab
         self.calls, self.lock = 0, threading.Lock()
         self.hold: threading.Event | None = None
         self.entered = threading.Event()
@@ -42,7 +42,7 @@ class FakeMLLM:
             self.hold.wait(timeout=30)
         if self.fail is not None:
             raise self.fail
-        return torch.arange(VOCAB, dtype=torch.float32).repeat(rows, 1)
+        return torch.arange(self.vocab, dtype=torch.float32).repeat(rows, 1) / self.vocab
 
     def score_text_and_generate(self, prompts, max_new_tokens=None, scores=None):
         logits = self._called(len(prompts))

@@ -381,3 +381,44 @@ def test_a_model_fault_is_a_logged_500_and_an_input_it_refuses_a_400(caplog):
     with serving(FakeMLLM(fail=FocusError("the image gives 9000 visual tokens, above max_visual_tokens"))) as running:
         status, _, body = send(running, body=chat_body())
         assert status == 400 and "visual tokens" in error_of(body)["message"]
+
+
+def test_writing_a_whole_vocabulary_answer_does_not_stall_other_clients():
+    with serving(FakeMLLM(vocab=400000)) as running:
+        assert send(running, body=chat_body())[0] == 200
+        results: list = []
+        big = _in_thread(running, results, chat_body(logprobs=True, top_logprobs=10 ** 6))
+        waits = []
+        while big.is_alive():
+            started = time.monotonic()
+            assert send(running, "GET", "/v1/models")[0] == 200
+            waits.append(time.monotonic() - started)
+            time.sleep(0.02)
+        big.join()
+        status, _, body = results[0]
+        assert status == 200 and len(json.loads(body)["choices"][0]["logprobs"]["content"][0]["top_logprobs"]) == 400000
+        assert len(waits) > 3 and max(waits) < 1.5  # rendering it on the event loop held every client ~5 s
+
+
+def test_an_answer_left_unread_is_cut_after_the_deadline():
+    with serving(FakeMLLM(vocab=400000), read_timeout_s=1.0) as running:
+        conn = socket.socket()
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        conn.connect(("127.0.0.1", running.port))
+        try:
+            conn.sendall(request_bytes(running.port, body=chat_body(logprobs=True, top_logprobs=10 ** 6)))
+            time.sleep(8)  # the answer (about 37 MB) is ready after a few seconds; this client reads none of it
+            received, cut = b"", False
+            conn.settimeout(5)
+            try:
+                while chunk := conn.recv(1 << 20):
+                    received += chunk
+            except (ConnectionError, socket.timeout):
+                cut = True
+            status, headers, body = (received.split(b" ", 2)[1], *received.partition(b"\r\n\r\n")[::2])
+            declared = int(headers.decode("latin-1").lower().split("content-length:")[1].split("\r\n")[0])
+            assert status == b"200" and len(body) < declared  # the server let go of the rest
+            assert cut or len(received) < declared
+        finally:
+            conn.close()
+        assert _ok(running)
