@@ -161,22 +161,32 @@ class Batcher:
         self.pending.put((ask, future))
         return future
 
-    def _take(self) -> list:
-        batch = [self.pending.get()]
+    def close(self) -> None:
+        """Stop the model thread once the requests queued before this are answered."""
+        self.pending.put(None)
+
+    def _take(self) -> list | None:
+        first = self.pending.get()
+        if first is None:
+            return None
+        batch = [first]
         deadline = time.monotonic() + self.window_s
         while len(batch) < self.max_batch:
             try:
-                batch.append(self.pending.get(timeout=max(0.0, deadline - time.monotonic())))
+                item = self.pending.get(timeout=max(0.0, deadline - time.monotonic()))
             except queue.Empty:
                 break
+            if item is None:
+                self.pending.put(None)  # taken after this batch
+                break
+            batch.append(item)
         for _ in batch:
             self.release()
         # a request whose client stopped waiting (its time ran out) is dropped here
         return [(ask, future) for ask, future in batch if future.set_running_or_notify_cancel()]
 
     def _loop(self) -> None:
-        while True:
-            batch = self._take()
+        while (batch := self._take()) is not None:
             started = time.monotonic()
             for length, text_only in sorted({(ask.max_tokens, ask.image is None) for ask, _ in batch}):
                 group = [(ask, future) for ask, future in batch
@@ -367,7 +377,11 @@ class ChatServer:
         self.limits = limits or ServeLimits()
         self.socket = _listen(host, port)
         self.port = self.socket.getsockname()[1]
-        access = Access.build(host, self.port, allowed_hosts, allowed_origins, api_key)
+        try:
+            access = Access.build(host, self.port, allowed_hosts, allowed_origins, api_key)
+        except FocusError:
+            self.socket.close()
+            raise
         self.batcher = Batcher(adapter, max_batch, max_queue=self.limits.max_queue)
         app = build_app(_Served(adapter, served, self.batcher, self.limits), access)
         config = uvicorn.Config(app, lifespan="off", log_config=None, access_log=False, ws="none", loop="asyncio",
@@ -403,4 +417,6 @@ class ChatServer:
             self._thread.join(timeout=30)
 
     def server_close(self) -> None:
+        """Close the listening socket and let the model thread end."""
         self.socket.close()
+        self.batcher.close()

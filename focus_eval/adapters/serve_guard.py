@@ -18,6 +18,7 @@ import ipaddress
 import json
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +28,8 @@ from focus_eval.errors import FocusError
 log = logging.getLogger("focus_eval.serve")
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]")
 MIN_KEY_CHARS = 16
+_HOST = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+|[0-9a-fA-F:]+)(:\d{1,5})?")
+_ORIGIN = re.compile(r"https?://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(:\d{1,5})?")
 _COMMON_HEADERS = [(b"x-content-type-options", b"nosniff"), (b"cache-control", b"no-store")]
 
 
@@ -79,6 +82,13 @@ class Access:
 
     @classmethod
     def build(cls, bound_host: str, port: int, extra_hosts=(), origins=(), api_key: bytes | None = None):
+        for name in extra_hosts:
+            if not _HOST.fullmatch(name.strip()):
+                raise FocusError(f"--allowed-host {name!r}: give a host name or address, with or without :PORT")
+        for origin in origins:
+            if not _ORIGIN.fullmatch(origin.strip().rstrip("/")):
+                raise FocusError(f"--allowed-origin {origin!r}: give one origin, scheme://host[:port] (no "
+                                 f"wildcard, no path)")
         names = [bound_host, *LOOPBACK_NAMES, *extra_hosts]
         hosts = {_host_port(name, port) for name in names}
         if port == 80:  # a client leaves the default port out of Host

@@ -422,3 +422,35 @@ def test_an_answer_left_unread_is_cut_after_the_deadline():
         finally:
             conn.close()
         assert _ok(running)
+
+
+def test_ipv6_loopback_is_served_under_its_bracketed_name():
+    from focus_eval.adapters.openai_server import ChatServer
+
+    try:
+        server = ChatServer(FakeMLLM(), "fake-mllm", "::1", 0).start()
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    try:
+        assert server.url == f"http://[::1]:{server.port}/v1"
+        with socket.create_connection(("::1", server.port), timeout=10) as conn:
+            conn.sendall(request_bytes(server.port, "GET", "/v1/models", host=f"[::1]:{server.port}"))
+            raw = b""
+            while chunk := conn.recv(65536):
+                raw += chunk
+        assert raw.startswith(b"HTTP/1.1 200")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("hosts, origins, named", [(("http://box.lan",), (), "--allowed-host"),
+                                                   (("box lan",), (), "--allowed-host"),
+                                                   ((), ("*",), "--allowed-origin"),
+                                                   ((), ("https://app.example/path",), "--allowed-origin")])
+def test_allow_list_entries_are_checked(hosts, origins, named):
+    from focus_eval.adapters.openai_server import ChatServer
+    from focus_eval.errors import FocusError
+
+    with pytest.raises(FocusError, match=named):
+        ChatServer(FakeMLLM(), "fake-mllm", "127.0.0.1", 0, allowed_hosts=hosts, allowed_origins=origins)
