@@ -6,7 +6,8 @@ cross-site fetch without one (403: another web page), a missing or wrong bearer 
 POST whose ``Content-Type`` is not ``application/json`` (415: no browser "simple request" gets through), a body
 declared or sent beyond ``max_body_bytes`` (413) or not sent within ``read_timeout_s`` (408). Refusals close
 the connection. ``guarded_protocol`` is uvicorn's HTTP/1.1 protocol with a deadline on the request line and
-headers (a half-sent request is dropped) and a JSON body on its own 400 (a request that is not HTTP).
+headers (a half-sent request is dropped) and on an answer left unread, and a JSON body on its own 400 (a
+request that is not HTTP).
 """
 
 from __future__ import annotations

@@ -66,6 +66,18 @@ def test_web_pages_and_simple_requests_are_refused(server, headers):
     assert server.adapter.calls == before
 
 
+def test_a_repeated_host_or_origin_header_is_refused(server):
+    before = server.adapter.calls
+    for name, value in (("Host", f"127.0.0.1:{server.port}"), ("Origin", "http://evil.example"),
+                        ("Authorization", "Bearer x")):
+        data = request_bytes(server.port, body=chat_body())
+        twice = f"{name}: {value}\r\n{name}: {value}\r\n" if name != "Host" else f"{name}: {value}\r\n"
+        data = data.replace(b"Connection: close\r\n", f"Connection: close\r\n{twice}".encode())
+        status, _, body = exchange(server.port, data)
+        assert 400 <= status < 500 and error_of(body)["code"] in ("invalid_header", "invalid_http"), name
+    assert server.adapter.calls == before and _ok(server)
+
+
 def test_a_preflight_gets_no_cors_headers_unless_the_origin_is_allowed(server):
     preflight = {"Origin": "http://evil.example", "Access-Control-Request-Method": "POST",
                  "Access-Control-Request-Headers": "content-type"}
