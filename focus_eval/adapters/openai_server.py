@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import io
 import json
 import queue
 import threading
@@ -25,7 +24,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from focus_eval.errors import FocusError
+from focus_eval.errors import DataError, FocusError
 
 # the longest a request waits for others to share its batch
 BATCH_WINDOW_S = 0.005
@@ -51,17 +50,16 @@ class Ask:
 
 
 def decode_image(url: str):
-    """A PIL image (RGB) from a base64 data URL; the server fetches nothing."""
-    from PIL import Image, UnidentifiedImageError
+    """A PIL image (RGB) from a base64 data URL, decoded as every image file is (``open_image``: EXIF
+    orientation applied); the server fetches nothing."""
+    from focus_eval.data.images import open_image
 
     if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
         raise BadRequest("image_url must be a base64 data URL (data:image/png;base64,...); this server fetches "
                          "nothing")
     try:
-        data = base64.b64decode(url.split(";base64,", 1)[1], validate=True)
-        with Image.open(io.BytesIO(data)) as image:
-            return image.convert("RGB")
-    except (binascii.Error, ValueError, UnidentifiedImageError, OSError) as exc:
+        return open_image(base64.b64decode(url.split(";base64,", 1)[1], validate=True))
+    except (binascii.Error, ValueError, DataError) as exc:
         raise BadRequest(f"image_url: not a readable image ({exc})") from None
 
 

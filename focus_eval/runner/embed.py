@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from focus_eval.data.content import save_digests
 from focus_eval.runner.batching import MemoryAdaptiveBatches
 from focus_eval.runner.embed_cache import EmbeddingCache, cache_key_for
 from focus_eval.runner.embed_loop import iter_embeddings
@@ -40,6 +41,7 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
     # file read another way are never taken for it
     keys = {image_id: cache_key_for(image_id, path) + ("" if crop else "|as-prepared")
             for image_id, (path, crop) in sources.items()}
+    save_digests()
     width = getattr(adapter, "embed_dim", None) or None
     cached = cache.load(width)
     missing = sorted((r for r in records if keys[r.image_id] not in cached), key=lambda r: r.image_id)
