@@ -27,7 +27,8 @@ from typing import Any, Iterable
 from tqdm import tqdm
 
 from focus_eval.data import content
-from focus_eval.data.images import DECODE_VERSION, open_fundus
+from focus_eval.data import images
+from focus_eval.data.images import open_fundus
 from focus_eval.data.records import ImageRecord
 from focus_eval.errors import DataError, FocusError
 from focus_eval.files import atomic_write_bytes, atomic_write_text, locked
@@ -70,7 +71,7 @@ class PreparedCopies:
         """The copy of ``record``'s image if it is whole, was decoded by the current rule and was made from the
         source's bytes as they are now (its content digest, a ``stat`` while the file is untouched), else None."""
         stamp = self.stamps.get(record.relpath)
-        if stamp is None or stamp.get("decode") != DECODE_VERSION:
+        if stamp is None or stamp.get("decode") != images.DECODE_VERSION:
             return None
         target = self.target(record)
         try:
@@ -153,7 +154,7 @@ def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None, dict[str, 
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
     atomic_write_bytes(target, buffer.getvalue())
-    stamp = {"digest": digest, "decode": DECODE_VERSION, "copy_size": len(buffer.getvalue())}
+    stamp = {"digest": digest, "decode": images.DECODE_VERSION, "copy_size": len(buffer.getvalue())}
     return target, None, stamp, (ident, read_at)
 
 
