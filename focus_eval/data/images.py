@@ -52,7 +52,7 @@ def open_image(source: str | os.PathLike | bytes, draft: int | None = None, keep
 
 def image_size(path: str | os.PathLike) -> tuple[int, int]:
     """(width, height) of an image file as ``open_image`` decodes it (EXIF quarter turns swap them), read from
-    its header without decoding the pixels."""
+    its header (a PNG is decoded to find out, as its EXIF chunk may follow the pixels)."""
     try:
         with Image.open(path) as image:
             width, height = image.size
@@ -71,7 +71,7 @@ def open_fundus(source: str | Path | bytes, size: int | None = None, crop: bool 
 
     A corrupt or truncated file raises DataError naming the file.
     """
-    rgb = open_image(source if isinstance(source, (bytes, bytearray)) else Path(source), draft=size)
+    rgb = open_image(source, draft=size)
     if crop:
         rgb = rgb.crop(fundus_box(rgb))
     if size is not None and rgb.size != (size, size):
