@@ -106,8 +106,8 @@ def test_prepare_rebuilds_copies_whose_source_changed(data, capsys):
 
     Image.new("RGB", (80, 80), (10, 200, 10)).save(records[0].path)
     assert main(["datasets", "prepare", DATASET, "--data-root", str(data), "--size", "32", "--workers", "1"]) == 0
-    assert (f"{len(records)} images, 1 written (1 stale: source changed or copy damaged), {len(records) - 1} "
-            "already prepared" in capsys.readouterr().out)
+    assert (f"{len(records)} images, 1 written (1 stale: source changed, copy damaged or older decoding rule), "
+            f"{len(records) - 1} already prepared" in capsys.readouterr().out)
     with Image.open(prepared_path(data, DATASET, 32, records[0])) as image:
         assert image.getpixel((16, 16))[1] > 150  # the new, green picture
 
