@@ -6,14 +6,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import time
 from pathlib import Path
 from typing import Any
 
 # Files of a local model folder whose bytes decide what the model computes.
 MODEL_FILE_SUFFIXES = frozenset({".safetensors", ".bin", ".pth", ".pt", ".json"})
 _CHUNK = 1 << 22
-# edges_sha256 reads this much from each end of a file
-EDGE_BYTES = 64 * 1024
+# A digest is remembered for a file only when the file's ctime is at least this much older than the moment it was
+# read: a change within the same timestamp tick as the one before could otherwise keep the identity unchanged.
+RACY_NS = 2 * 10**9
 
 
 def text_sha256(text: str) -> str:
@@ -36,16 +38,21 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 def cached_file_sha256(path: str | os.PathLike) -> str:
-    """:func:`file_sha256`, remembered per (path, size, mtime) in the cache so large checkpoints are hashed once."""
+    """:func:`file_sha256`, remembered in the cache so large checkpoints are hashed once, per file identity:
+    path, device, inode, size, mtime_ns and ctime_ns. A rewrite that keeps the size and puts the mtime back
+    (``cp -p``, ``rsync -a``) still sets the ctime to the time of the change, so it is hashed again."""
     from focus_eval.resources import cache_dir
 
     path = Path(path).resolve()
-    stat = path.stat()
-    memo = cache_dir("sha256") / f"{text_sha256(f'{path}|{stat.st_size}|{stat.st_mtime_ns}')}.txt"
+    st = path.stat()
+    identity = f"{path}|{st.st_dev}|{st.st_ino}|{st.st_size}|{st.st_mtime_ns}|{st.st_ctime_ns}"
+    memo = cache_dir("sha256") / f"{text_sha256(identity)}.txt"
     if memo.is_file():
         return memo.read_text().strip()
+    read_at = time.time_ns()
     value = file_sha256(path)
-    memo.write_text(value)
+    if st.st_ctime_ns < read_at - RACY_NS:
+        memo.write_text(value)
     return value
 
 
@@ -56,17 +63,3 @@ def folder_digest(folder: str | os.PathLike, suffixes: frozenset[str] = MODEL_FI
              if path.is_file() and path.suffix in suffixes]
     return text_sha256("\n".join(parts))
 
-
-def edges_sha256(path: str | os.PathLike, size: int | None = None) -> str:
-    """sha256 of a file's first and last EDGE_BYTES (the whole file when it is shorter than both together):
-    a cheap content check for large images, which rarely change in the middle alone."""
-    size = os.stat(path).st_size if size is None else size
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        if size <= 2 * EDGE_BYTES:
-            digest.update(handle.read())
-        else:
-            digest.update(handle.read(EDGE_BYTES))
-            handle.seek(size - EDGE_BYTES)
-            digest.update(handle.read(EDGE_BYTES))
-    return digest.hexdigest()

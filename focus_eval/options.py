@@ -251,6 +251,7 @@ EXPLAIN = {
     "split_file_sha256": "--split-file or the split file's contents",
     "split_digest": "the train/val/test assignment",
     "data_fingerprint": "the dataset's label files or images",
+    "decode_version": "the image decoding rule (this focus-eval decodes images differently)",
     "images_sha256": "the bytes of the dataset's images (checked with --verify-images)",
 }
 

@@ -110,6 +110,9 @@ def open_image(data: bytes, max_pixels: int):
     ``max_pixels`` before a pixel is decoded (413 otherwise), and it must be a PNG, JPEG, WebP or GIF."""
     from PIL import Image, UnidentifiedImageError
 
+    from focus_eval.data.images import open_image as decode_bytes
+    from focus_eval.errors import DataError
+
     too_large = ClientError(f"the image has more than {max_pixels} pixels (--max-pixels)", 413, "image_too_large")
     try:
         with warnings.catch_warnings():
@@ -118,10 +121,11 @@ def open_image(data: bytes, max_pixels: int):
             width, height = image.size
             if width * height > max_pixels:
                 raise too_large
-            with image:
-                return image.convert("RGB")
+            image.close()
+            # decoded as every image file is (the one decode rule: EXIF orientation, RGB)
+            return decode_bytes(data)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise too_large from None
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError) as exc:
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError, DataError) as exc:
         raise ClientError(f"image_url: not a readable PNG, JPEG, WebP or GIF image ({exc})",
                           code="invalid_image") from None

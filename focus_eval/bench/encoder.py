@@ -71,14 +71,13 @@ def build_vit(tiny: bool, device):
 def setup(options: Mapping[str, Any], sizes: Sizes, env: Env, folder: Path) -> Prepared:
     """Realistic fundus JPEGs of the workload's source size; with ``prepared``, their prepared copies (what
     ``datasets prepare`` writes), which both loops then read."""
-    from PIL import Image
+    from focus_eval.data.images import image_size
 
     model = build_vit(env.tiny, env.device)
     root = folder / "vit"
     raw = fundus_jpegs(root / DATASET, tuple(options["source"]), sizes.files)
     files = prepared_copies(root, raw, options["prepared"], env.workers) if options.get("prepared") else raw
-    with Image.open(files[0]) as first:
-        size = list(first.size)
+    size = list(image_size(files[0]))
     return Prepared(model, root, raw, files, bool(options.get("prepared")), {
         "params": count_params(model), "image_size": size, "source_size": list(options["source"]),
         "inputs": "prepared copies" if options.get("prepared") else "raw fundus JPEGs"}, itertools.count())
@@ -87,21 +86,18 @@ def setup(options: Mapping[str, Any], sizes: Sizes, env: Env, folder: Path) -> P
 def reference(prepared: Prepared, sizes: Sizes, env: Env) -> Measurement:
     """PIL decode + the HF ViT processor in the main thread, fp32, one model call per batch of 16."""
     import torch
-    from PIL import Image
     from transformers import ViTImageProcessor
+
+    from focus_eval.data.images import open_image
 
     processor = ViTImageProcessor(size={"height": SIDE, "width": SIDE}, image_mean=[0.5] * 3, image_std=[0.5] * 3)
     paths, batch = cycle(prepared.files, sizes.reference), sizes.reference_batch
-
-    def decode(path):
-        with Image.open(path) as image:
-            return image.convert("RGB")
 
     def run(items, stages):
         with torch.inference_mode():
             for start in range(0, len(items), batch):
                 with stages.stage("decode"):
-                    images = [decode(p) for p in items[start:start + batch]]
+                    images = [open_image(p) for p in items[start:start + batch]]
                 with stages.stage("preprocess"):
                     pixels = processor(images=images, return_tensors="pt")["pixel_values"]
                 with stages.stage("host_to_device"):

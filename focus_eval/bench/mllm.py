@@ -138,7 +138,8 @@ def reference_loop(prepared: Prepared, count: int, max_new_tokens: int, env: Env
     """Per image: PIL decode, the processor and one ``generate()`` with output scores; P(yes) from the first
     step (the reference loop)."""
     import torch
-    from PIL import Image
+
+    from focus_eval.data.images import open_image
 
     model, processor, scorer, prompt = prepared.model, prepared.processor, prepared.scorer, prepared.prompts[0]
     paths = [prepared.files[i % len(prepared.files)] for i in range(count)]
@@ -146,8 +147,8 @@ def reference_loop(prepared: Prepared, count: int, max_new_tokens: int, env: Env
     text = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     def one(path, stages):
-        with stages.stage("decode"), Image.open(path) as image:
-            image = image.convert("RGB")
+        with stages.stage("decode"):
+            image = open_image(path)
         with stages.stage("preprocess"):
             inputs = processor(images=[[image]], text=[text], return_tensors="pt", add_special_tokens=False)
         with stages.stage("host_to_device"):

@@ -49,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                              "where evaluation runs and sft look first (every method: encoders "
                                              "and multimodal LLMs). Files already prepared from "
                                              "the source as it is now are skipped, stale ones (source changed, "
-                                             "copy damaged) written again; corrupt files are reported (and "
+                                             "copy damaged, an older decoding rule) written again; corrupt files are reported (and "
                                              "listed in corrupt.json) and the run goes on.")
     prepare.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     prepare.add_argument("--data-root", help=ROOT_HELP)
@@ -294,7 +294,8 @@ def run_prepare(args: argparse.Namespace) -> int:
                 print(f"{name}: error: {exc}", file=sys.stderr)
                 status = 1
                 break
-            stale = f" ({report.stale} stale: source changed or copy damaged)" if report.stale else ""
+            stale = (f" ({report.stale} stale: source changed, copy damaged or older decoding rule)" if report.stale
+                     else "")
             print(f"{name} {size}px: {report.total} images, {report.written} written{stale}, "
                   f"{report.already_prepared} already prepared, {len(report.corrupt)} corrupt -> "
                   f"{prepared_dir(root, name, size)}")

@@ -1,11 +1,15 @@
-"""Fundus image decoding: JPEG draft decoding, a crop of the black border around the fundus, resize."""
+"""Image decoding: ``open_image``, the one function every path decodes an image file with (JPEG draft decoding,
+EXIF orientation, one conversion to RGB), and the fundus steps after it (a crop of the black border around the
+fundus, resize)."""
 
 from __future__ import annotations
 
+import io
+import os
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageOps
 
 from focus_eval.errors import DataError
 
@@ -17,26 +21,57 @@ MASK_FLOOR = 8.0
 # A row or column counts as fundus when its mask count reaches this fraction of the fullest row or column;
 # the longest run of such rows (columns) is the fundus, so specks and burnt-in text beside it are ignored.
 LINE_FRACTION = 0.1
+# The decoding rule's version: part of every cache key and unit fingerprint made from decoded pixels, so that a
+# change to ``open_image`` (2: EXIF orientation applied) rebuilds them instead of reusing pixels decoded the old way.
+DECODE_VERSION = 2
+# EXIF orientation values that swap width and height (a quarter turn, with or without a mirror).
+_QUARTER_TURNS = frozenset({5, 6, 7, 8})
 
 
-def open_fundus(path: str | Path, size: int | None = None, crop: bool = True) -> Image.Image:
-    """Open an image as RGB, crop it to a square around the fundus (black border removed, padded with black
-    where the fundus is cut off) and resize it to ``size`` x ``size`` when a size is given.
+def open_image(source: str | os.PathLike | bytes, draft: int | None = None, keep_mode: bool = False) -> Image.Image:
+    """Decode an image file (a path, or its bytes) as every viewer shows it: a JPEG decoded at the smallest
+    scale still covering ``draft`` x ``draft`` when a draft size is given, then turned and mirrored as its EXIF
+    orientation tag says (a phone picture stored sideways, a mirrored eye), then converted to RGB (16-bit
+    scaled to 8 bits, transparency over black); ``keep_mode`` keeps the stored mode instead (lesion masks).
+
+    A missing, corrupt or truncated file raises DataError naming the file."""
+    name = None if isinstance(source, (bytes, bytearray, memoryview)) else str(source)
+    try:
+        with Image.open(io.BytesIO(source) if name is None else source) as image:
+            if draft is not None and image.format == "JPEG":
+                # decoding at a reduced JPEG scale first is much faster; the orientation is applied after it
+                image.draft("RGB", (draft, draft))
+            image.load()
+            ImageOps.exif_transpose(image, in_place=True)
+            return image if keep_mode else _to_rgb(image)
+    except FileNotFoundError:
+        raise DataError("image file not found", file=name) from None
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        raise DataError(f"cannot decode image: {exc}", file=name) from None
+
+
+def image_size(path: str | os.PathLike) -> tuple[int, int]:
+    """(width, height) of an image file as ``open_image`` decodes it (EXIF quarter turns swap them), read from
+    its header (a PNG is decoded to find out, as its EXIF chunk may follow the pixels)."""
+    try:
+        with Image.open(path) as image:
+            width, height = image.size
+            turned = image.getexif().get(0x0112, 1) in _QUARTER_TURNS
+    except FileNotFoundError:
+        raise DataError("image file not found", file=str(path)) from None
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise DataError(f"cannot read image: {exc}", file=str(path)) from None
+    return (height, width) if turned else (width, height)
+
+
+def open_fundus(source: str | Path | bytes, size: int | None = None, crop: bool = True) -> Image.Image:
+    """Decode an image (a path, or a file's bytes) with ``open_image``, crop it to a square around the fundus
+    (black border removed, padded with black where the fundus is cut off) and resize it to ``size`` x ``size``
+    when a size is given.
 
     A corrupt or truncated file raises DataError naming the file.
     """
-    path = Path(path)
-    try:
-        with Image.open(path) as image:
-            if size is not None and image.format == "JPEG":
-                # Decode at the smallest JPEG scale that still covers the target size (much faster).
-                image.draft("RGB", (size, size))
-            image.load()
-            rgb = _to_rgb(image)
-    except FileNotFoundError:
-        raise DataError("image file not found", file=str(path)) from None
-    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
-        raise DataError(f"cannot decode image: {exc}", file=str(path)) from None
+    rgb = open_image(source, draft=size)
     if crop:
         rgb = rgb.crop(fundus_box(rgb))
     if size is not None and rgb.size != (size, size):

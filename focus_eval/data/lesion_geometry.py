@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Mapping
 
 import numpy as np
-from PIL import Image
 from scipy import ndimage
 
+from focus_eval.data.images import image_size, open_image
 from focus_eval.errors import DataError
 
 Point = tuple[float, float]
@@ -29,14 +29,16 @@ COUNT_BINS = (("none", 0), ("1-5", 5), ("6-20", 20), ("over_20", None))
 
 def read_mask(path: Path) -> np.ndarray:
     """A lesion mask file as a boolean array: any non-zero pixel (any colour channel) is lesion. Grey levels
-    are not told apart, so Retinal-Lesions' 127 (a lesion marked outside the grading guideline) counts."""
+    are not told apart, so Retinal-Lesions' 127 (a lesion marked outside the grading guideline) counts. The
+    file is decoded as its image is (``open_image``: an EXIF orientation tag is applied), in its stored mode."""
     try:
-        with Image.open(path) as image:
-            if image.mode == "P":
-                image = image.convert("RGB")
-            array = np.asarray(image)
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read lesion mask: {exc}", file=str(path)) from exc
+        image = open_image(path, keep_mode=True)
+    except DataError as exc:
+        reason = str(exc).removeprefix(f"{exc.file}: ")
+        raise DataError(f"cannot read lesion mask: {reason}", file=str(path)) from None
+    if image.mode == "P":
+        image = image.convert("RGB")
+    array = np.asarray(image)
     if array.ndim == 3:
         array = array[..., :3].any(axis=2)  # an alpha channel says nothing about the lesion
     return array != 0
@@ -50,12 +52,10 @@ def read_masks(paths: Mapping[str, Path | None], shape: tuple[int, int]) -> dict
 
 
 def image_shape(path: Path) -> tuple[int, int]:
-    """(rows, columns) of an image file, read from its header."""
-    try:
-        with Image.open(path) as image:
-            return image.height, image.width
-    except (OSError, ValueError) as exc:
-        raise DataError(f"cannot read image: {exc}", file=str(path)) from exc
+    """(rows, columns) of an image file as ``open_image`` decodes it (EXIF orientation applied), read from its
+    header."""
+    width, height = image_size(path)
+    return height, width
 
 
 def components(mask: np.ndarray) -> tuple[np.ndarray, int]:

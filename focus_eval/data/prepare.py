@@ -6,10 +6,11 @@ Layout (one file per source image, the source's path relative to the dataset fol
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/sources.json   the source each copy was made from
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/corrupt.json   source files that could not be decoded
 
-``sources.json`` maps each relpath to the stamp of its source when the copy was written (size, mtime_ns, the
-sha256 of its first and last 64 KiB) and the copy's own size. A copy is used only while its source still matches
-that stamp and the copy has its recorded size; anything else is stale and written again. ``PREPARE_VERSION``
-changes whenever the crop or encoding changes, so an old cache is never reused by mistake.
+``sources.json`` maps each relpath to the stamp of the copy: the content digest of the source it was made from
+(``data/content.py``), the decoding rule it was decoded with (``DECODE_VERSION``) and the copy's own size. A
+copy is used only while its source has that digest, the rule is the current one and the copy has its recorded
+size; anything else is stale and written again. ``PREPARE_VERSION`` changes whenever the crop or encoding
+changes, so an old cache is never reused by mistake.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ from typing import Any, Iterable
 
 from tqdm import tqdm
 
+from focus_eval.data import content
+from focus_eval.data import images
 from focus_eval.data.images import open_fundus
 from focus_eval.data.records import ImageRecord
-from focus_eval.digests import edges_sha256
 from focus_eval.errors import DataError, FocusError
 from focus_eval.files import atomic_write_bytes, atomic_write_text, locked
 
@@ -54,12 +56,6 @@ def read_corrupt(data_root: str | os.PathLike, dataset: str, size: int) -> dict[
     return json.loads(path.read_text()) if path.is_file() else {}
 
 
-def source_stamp(path: str | os.PathLike) -> dict[str, Any]:
-    """What a copy records about its source: size, mtime_ns and the sha256 of its first and last 64 KiB."""
-    st = os.stat(path)
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "edges": edges_sha256(path, st.st_size)}
-
-
 class PreparedCopies:
     """The prepared copies of one dataset at one size, and the source stamp each was made from."""
 
@@ -67,46 +63,35 @@ class PreparedCopies:
         self.folder = prepared_dir(data_root, dataset, size)
         self.sources_file = self.folder / SOURCES_FILE
         self.stamps = _read_stamps(self.sources_file)
-        self.restamped: dict[str, dict[str, Any]] = {}
 
     def target(self, record: ImageRecord) -> Path:
         return self.folder / (record.relpath + ".jpg")
 
     def current(self, record: ImageRecord) -> Path | None:
-        """The copy of ``record``'s image if it is whole and was made from the source as it is now, else None.
-
-        The source is unchanged when it has the recorded size and modification time; when only the time
-        differs (a copied or touched folder) the digest of its first and last 64 KiB decides, and a match
-        is remembered (``save``) so that the next check is a ``stat`` again."""
+        """The copy of ``record``'s image if it is whole, was decoded by the current rule and was made from the
+        source's bytes as they are now (its content digest, a ``stat`` while the file is untouched), else None."""
         stamp = self.stamps.get(record.relpath)
-        if stamp is None:
+        if stamp is None or stamp.get("decode") != images.DECODE_VERSION:
             return None
         target = self.target(record)
         try:
             if target.stat().st_size != stamp.get("copy_size"):
                 return None
-            st = os.stat(record.path)
-            if st.st_size != stamp.get("size"):
+            if content.file_digest(record.path) != stamp.get("digest"):
                 return None
-            if st.st_mtime_ns != stamp.get("mtime_ns"):
-                if edges_sha256(record.path, st.st_size) != stamp.get("edges"):
-                    return None
-                self.restamped[record.relpath] = {**stamp, "mtime_ns": st.st_mtime_ns}
         except OSError:
             return None
         return target
 
-    def save(self, stamps: dict[str, dict[str, Any]] | None = None) -> None:
-        """Merge new stamps (and remembered time changes) into sources.json, under its lock, atomically."""
-        updates = {**self.restamped, **(stamps or {})}
-        if not updates:
+    def save(self, stamps: dict[str, dict[str, Any]]) -> None:
+        """Merge new stamps into sources.json, under its lock, atomically."""
+        if not stamps:
             return
         with locked(self.sources_file):
             # another prepare may have recorded copies since this one read the file
-            merged = {**_read_stamps(self.sources_file), **updates}
+            merged = {**_read_stamps(self.sources_file), **stamps}
             atomic_write_text(self.sources_file, json.dumps(merged, sort_keys=True, separators=(",", ":")))
-        self.stamps.update(updates)
-        self.restamped = {}
+        self.stamps.update(stamps)
 
 
 def _read_stamps(path: Path) -> dict[str, dict[str, Any]]:
@@ -153,21 +138,24 @@ class PrepareReport:
     corrupt: dict[str, str] = field(default_factory=dict)
 
 
-def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None, dict[str, Any] | None]:
-    """Decode, crop, resize and write one image; returns (target, error or None, stamp). Runs in a worker."""
+def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None, dict[str, Any] | None, tuple | None]:
+    """Read one image once, hash and decode those bytes, crop, resize and write the copy; returns (target, error
+    or None, stamp, (identity, read time) of the source for the digest memo). Runs in a worker."""
     source, target, size = job
     try:
-        # stamped before decoding: a source changed meanwhile then fails its next check, never the reverse
-        stamp = source_stamp(source)
-        image = open_fundus(source, size)
+        data, digest, ident, read_at = content.read_with_digest(source)
+        image = open_fundus(data, size)
     except FileNotFoundError:
-        return target, str(DataError("image file not found", file=source)), None
-    except (OSError, DataError) as exc:
-        return target, str(exc), None
+        return target, str(DataError("image file not found", file=source)), None, None
+    except OSError as exc:
+        return target, str(exc), None, None
+    except DataError as exc:
+        return target, str(DataError(str(exc), file=source)), None, None
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
     atomic_write_bytes(target, buffer.getvalue())
-    return target, None, {**stamp, "copy_size": len(buffer.getvalue())}
+    stamp = {"digest": digest, "decode": images.DECODE_VERSION, "copy_size": len(buffer.getvalue())}
+    return target, None, stamp, (ident, read_at)
 
 
 def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike, dataset: str, size: int,
@@ -177,7 +165,7 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
     corrupt.json); the run goes on."""
     report = PrepareReport(dataset, size)
     copies = PreparedCopies(data_root, dataset, size)
-    jobs, relpaths, seen = [], {}, set()
+    jobs, relpaths, sources, seen = [], {}, {}, set()
     for record in records:
         report.total += 1
         seen.add(record.relpath)
@@ -188,6 +176,7 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
         target = copies.target(record)
         jobs.append((str(record.path), str(target), size))
         relpaths[str(target)] = record.relpath
+        sources[str(target)] = record.path
     if jobs:
         _check_writable(copies.folder)
     workers = max(1, workers or os.cpu_count() or 1)
@@ -196,18 +185,21 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
     fresh: dict[str, dict[str, Any]] = {}
     try:
         with bar:
-            for target, error, stamp in _run(jobs, workers):
+            for target, error, stamp, read in _run(jobs, workers):
                 if error is None:
                     report.written += 1
                     fresh[relpaths[target]] = stamp
+                    content.remember(sources[target], read[0], stamp["digest"], read[1])
                 else:
                     report.corrupt[relpaths[target]] = error
                 if len(fresh) >= SAVE_EVERY:
                     copies.save(fresh)
+                    content.save_digests()
                     fresh = {}
                 bar.update(1)
     finally:
         copies.save(fresh)
+        content.save_digests()
     _write_corrupt(data_root, dataset, size, seen, report.corrupt)
     return report
 
@@ -250,13 +242,13 @@ def prepare_dataset(name: str, data_root: str | os.PathLike, size: int, workers:
 
 
 def refresh_stale(records: list[ImageRecord], data_root: str | os.PathLike, dataset: str, size: int) -> int:
-    """Rebuild the copies recorded in sources.json that are no longer current (their source changed, or the
-    copy was damaged) and return how many were written. Images never prepared are left to ``datasets
+    """Rebuild the copies recorded in sources.json that are no longer current (their source changed, the copy
+    was damaged, or an older decoding rule made it) and return how many were written. Images never prepared are left to ``datasets
     prepare``; a cache that cannot be written is left as it is (runs then read those images raw)."""
     copies = PreparedCopies(data_root, dataset, size)
     stale = [r for r in records if r.relpath in copies.stamps and copies.current(r) is None]
+    content.save_digests()
     try:
-        copies.save()
         if not stale:
             return 0
         report = prepare_records(stale, data_root, dataset, size, workers=1, progress=False)
@@ -264,6 +256,6 @@ def refresh_stale(records: list[ImageRecord], data_root: str | os.PathLike, data
         print(f"focus-eval: {dataset}: the prepared images at {size}px cannot be updated ({exc}); stale copies "
               "are skipped and their source files read instead", file=sys.stderr)
         return 0
-    print(f"focus-eval: {dataset}: rebuilt {report.written} prepared image(s) at {size}px whose source changed "
-          "or whose copy was damaged", file=sys.stderr)
+    print(f"focus-eval: {dataset}: rebuilt {report.written} prepared image(s) at {size}px whose source changed, "
+          "whose copy was damaged or that an older decoding rule made", file=sys.stderr)
     return report.written

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from focus_eval.data.content import save_digests
 from focus_eval.runner.batching import MemoryAdaptiveBatches
 from focus_eval.runner.embed_cache import EmbeddingCache, cache_key_for
 from focus_eval.runner.embed_loop import iter_embeddings
@@ -34,22 +35,24 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
     # decode (and look for a prepared copy) at the size the transform reads, e.g. 256 before a 224 crop
     size = getattr(adapter.transform, "source_size", None) or adapter.preset.preprocessing.get("size")
     size = int(size) if size else None
-    # a prepared copy whose source changed (or that was damaged) is written again before anyone reads it
-    sources = image_sources(records, prepared_root, size, state)
-    # a prepared copy is read as it is, without a second crop; its key says so, so that vectors of the same
-    # file read another way are never taken for it
-    keys = {image_id: cache_key_for(image_id, path) + ("" if crop else "|as-prepared")
-            for image_id, (path, crop) in sources.items()}
+    stages = stages or StageClock()
     width = getattr(adapter, "embed_dim", None) or None
-    cached = cache.load(width)
+    with stages.stage("start_up"):  # finding each image's file and cache key (its content digest)
+        # a prepared copy whose source changed (or that was damaged) is written again before anyone reads it
+        sources = image_sources(records, prepared_root, size, state)
+        # a prepared copy is read as it is, without a second crop; its key says so, so that vectors of the same
+        # file read another way are never taken for it
+        keys = {image_id: cache_key_for(image_id, path) + ("" if crop else "|as-prepared")
+                for image_id, (path, crop) in sources.items()}
+        save_digests()
+        cached = cache.load(width)
     missing = sorted((r for r in records if keys[r.image_id] not in cached), key=lambda r: r.image_id)
     share = process_share(missing, batch_size, state.process_index, state.num_processes)
     items = [ImageItem(i, r.image_id, str(sources[r.image_id][0]), size, sources[r.image_id][1])
              for i, r in enumerate(share)]
     bar = progress(total=len(items), desc=f"embed {records[0].dataset}") if progress and items else None
     errors = _embed_items(adapter, items, keys, cache, rank=state.process_index, batch_size=batch_size,
-                          num_workers=num_workers, dtype=dtype, batches=batches, bar=bar,
-                          stages=stages or StageClock())
+                          num_workers=num_workers, dtype=dtype, batches=batches, bar=bar, stages=stages)
     state.wait_for_everyone()
     errors = gather_errors(errors, state)
     cached = cache.load(width)

@@ -1,7 +1,8 @@
 """On-disk embedding cache: one folder per (encoder cache key, dataset), shards of (image key, vector).
 
-An image key is the image id plus a fingerprint of the file read (size and modification time), so a changed or
-regenerated image (or a rebuilt prepared copy) is embedded again. Shards are written atomically and checked when
+An image key is the image id plus the content digest of the file read (``data/content.py``) and the decoding
+rule's version, so a changed or regenerated image (or a rebuilt prepared copy), whatever its size and times, or
+an image that a newer rule decodes differently, is embedded again. Shards are written atomically and checked when
 read: a shard that cannot be read, or whose keys and vectors do not fit together or have another width than the
 encoder's, is reported, removed, and its images embedded again.
 """
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import sys
 import uuid
 import zipfile
@@ -18,12 +18,14 @@ from pathlib import Path
 
 import numpy as np
 
+from focus_eval.data import images
+from focus_eval.data.content import file_digest
 from focus_eval.files import atomic_write_bytes
 
 
 def image_fingerprint(path: Path) -> str:
-    st = os.stat(path)
-    return f"{st.st_size}-{st.st_mtime_ns}"
+    """The file's content digest and the decoding rule's version: what its vector was computed from."""
+    return f"{file_digest(path)}-d{images.DECODE_VERSION}"
 
 
 class EmbeddingCache:

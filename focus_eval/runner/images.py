@@ -64,10 +64,16 @@ def image_sources(records, prepared_root: Path | None, size: int | None, state=N
     for r in records:
         path = source_path(r, prepared_root, size)
         sources[r.image_id] = (path, path == Path(r.path))
+    if prepared_root is not None and size:
+        from focus_eval.data.content import save_digests
+
+        save_digests()
     return sources
 
 
 def load_image(path: str, draft_size: int | None, crop: bool = True):
+    """A record's pixels as every path decodes them: ``open_fundus`` (``open_image``: draft decoding, EXIF
+    orientation, RGB; then the fundus crop and resize)."""
     from focus_eval.data.images import open_fundus
 
     return open_fundus(Path(path), size=draft_size, crop=crop)

@@ -2,14 +2,17 @@
 
 The fingerprint holds the preset hash, the task hash (prompt text included), the options that change numbers,
 the adapter's training record and weights digest, the split assignment digest and a data fingerprint: the
-digests of the dataset folder's label files plus the list of (image id, file, size, modification time) it
-read, or with ``--verify-images`` the digest of every image's bytes."""
+digests of the dataset folder's label files plus the list of (image id, file, content digest) it read (the
+digests remembered per file identity, ``data/content.py``), the decoding rule's version and, with
+``--verify-images``, the sha256 of every image's bytes read now."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+from focus_eval.data import images
+from focus_eval.data.content import file_digest, save_digests
 from focus_eval.digests import file_sha256, json_digest
 from focus_eval.options import EXPLAIN  # noqa: F401  (fingerprint key -> what a user changed)
 
@@ -25,14 +28,17 @@ def label_files(root: Path) -> list[Path]:
 
 
 def data_fingerprint(load) -> str:
-    """Digest of a loaded dataset's label files and of the (image id, file, size, mtime) its records read."""
+    """Digest of a loaded dataset's label files and of the (image id, file, content digest) its records read."""
     root = Path(load.root)
     labels = [(str(p.relative_to(root)), file_sha256(p)) for p in label_files(root)]
-    images = []
-    for r in sorted(load.records, key=lambda r: r.image_id):
-        stat = Path(r.path).stat()
-        images.append((r.image_id, r.relpath, stat.st_size, stat.st_mtime_ns))
-    return json_digest({"labels": labels, "images": images})
+    files = [(r.image_id, r.relpath, file_digest(r.path)) for r in sorted(load.records, key=lambda r: r.image_id)]
+    save_digests()
+    return json_digest({"labels": labels, "images": files})
+
+
+def decode_version() -> int:
+    """The decoding rule's version (``DECODE_VERSION``): part of every unit's fingerprint."""
+    return images.DECODE_VERSION
 
 
 def images_sha256(load) -> str:

@@ -163,9 +163,10 @@ class Runner:
 
     def record_data(self, load, cohort) -> None:
         """The data side of the fingerprint of every unit on this dataset load."""
-        from focus_eval.runner.provenance import data_fingerprint, images_sha256, split_digest
+        from focus_eval.runner.provenance import data_fingerprint, decode_version, images_sha256, split_digest
 
-        data = {"data_fingerprint": data_fingerprint(load), "split_digest": split_digest(load)}
+        data = {"data_fingerprint": data_fingerprint(load), "split_digest": split_digest(load),
+                "decode_version": decode_version()}
         if self.options.verify_images:
             data["images_sha256"] = images_sha256(load)
         self.data_provenance[(load.name, cohort)] = data

@@ -13,6 +13,7 @@ from typing import Mapping
 import numpy as np
 from PIL import Image, ImageDraw, ImageFilter
 
+from focus_eval.data.images import open_image
 from focus_eval.synth import lesions
 from focus_eval.synth.scene import Scene
 
@@ -332,9 +333,7 @@ def _sensor(rgb: np.ndarray, scene: Scene, device: Device, rng: np.random.Genera
 def _jpeg_roundtrip(image: Image.Image, quality: int) -> Image.Image:
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=quality)
-    buffer.seek(0)
-    with Image.open(buffer) as decoded:
-        return decoded.convert("RGB")
+    return open_image(buffer.getvalue())
 
 
 # --- labels -> picture, for the miniature raw layouts of the real datasets ---------------------------------

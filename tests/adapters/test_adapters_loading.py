@@ -3,6 +3,7 @@ training records are built from (their values must never drift: cached results a
 
 import hashlib
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -79,6 +80,10 @@ def test_file_digests_and_the_remembered_one(tmp_path, monkeypatch):
     monkeypatch.setenv("FOCUS_CACHE", str(tmp_path / "cache"))
     path = tmp_path / "w.bin"
     path.write_bytes(b"weights" * 1000)
+    assert digests.cached_file_sha256(path) == hashlib.sha256(b"weights" * 1000).hexdigest()
+    assert not list((tmp_path / "cache" / "sha256").iterdir())  # written just now: not remembered yet
+    monkeypatch.setattr(digests, "RACY_NS", 0)  # remember files changed just now (the test cannot wait)
+    time.sleep(0.05)  # past the file's timestamp tick
     expected = hashlib.sha256(b"weights" * 1000).hexdigest()
     assert digests.file_sha256(path) == digests.cached_file_sha256(path) == expected
     (memo,) = (tmp_path / "cache" / "sha256").iterdir()
@@ -87,6 +92,11 @@ def test_file_digests_and_the_remembered_one(tmp_path, monkeypatch):
     stat = path.stat()
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1000))  # a changed file is hashed again
     assert digests.cached_file_sha256(path) == expected
+    time.sleep(0.05)
+    stat = path.stat()
+    path.write_bytes(b"WEIGHTS" * 1000)  # the same size, its times put back: the ctime still tells
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert digests.cached_file_sha256(path) == hashlib.sha256(b"WEIGHTS" * 1000).hexdigest()
 
 
 def test_folder_digest_covers_the_names_and_contents_of_model_files(tmp_path, monkeypatch):

@@ -13,13 +13,27 @@ from focus_eval.cli import main
 from focus_eval.data.prepare import prepared_dir
 from focus_eval.results.schema import read_jsonl
 
+
+def zero_raw_images(root, dataset: str) -> None:
+    """Zero every raw image of ``dataset`` (decoding one then fails) and record the zeroed bytes' digest in the
+    prepared copies' stamps, so that the copies still count as made from their sources: only they are readable."""
+    from focus_eval.data.content import bytes_digest
+
+    for image in (root / dataset / "images").glob("*.jpg"):
+        image.write_bytes(b"\0" * image.stat().st_size)
+    for sources in (root / ".prepared").glob(f"*/{dataset}/*/sources.json"):
+        stamps = json.loads(sources.read_text())
+        for relpath, stamp in stamps.items():
+            stamp["digest"] = bytes_digest((root / dataset / relpath).read_bytes())
+        sources.write_text(json.dumps(stamps))
+
 MODELS = "tiny-medgemma,tiny-clip"  # a multimodal LLM (prompt) and a vision-language encoder (zero_shot, probe)
 
 
 @pytest.fixture(scope="module")
 def prepared_root(tmp_path_factory):
-    """A synthetic dataset prepared for both models, whose raw image files are then made unreadable (zeroed, same
-    size and modification time, so that the copies stay current)."""
+    """A synthetic dataset prepared for both models, whose raw image files are then made unreadable (zeroed, the
+    copies' stamps rewritten for the zeroed bytes, so that the copies stay current)."""
     from focus_eval.synth.datasets import write_synthetic
 
     root = tmp_path_factory.mktemp("prepared") / "data"
@@ -27,10 +41,7 @@ def prepared_root(tmp_path_factory):
     shutil.rmtree(root / "synth_desktop")
     assert main(["datasets", "prepare", "synth_mobile", "--data-root", str(root), "--for-models", MODELS,
                  "--size", "32", "--workers", "1"]) == 0
-    for image in (root / "synth_mobile" / "images").glob("*.jpg"):
-        st = image.stat()
-        image.write_bytes(b"\0" * st.st_size)
-        os.utime(image, ns=(st.st_atime_ns, st.st_mtime_ns))
+    zero_raw_images(root, "synth_mobile")
     return root
 
 

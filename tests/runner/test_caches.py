@@ -14,6 +14,7 @@ from PIL import Image
 from helpers.records import synthetic_root
 
 from focus_eval.cli import main
+from focus_eval.data.content import bytes_digest
 from focus_eval.data.prepare import SOURCES_FILE, prepare_records, prepared_dir, prepared_path
 from focus_eval.data.registry import load_dataset, read_dataset
 from focus_eval.runner.embed_cache import EmbeddingCache
@@ -99,12 +100,12 @@ def test_prepare_rebuilds_copies_whose_source_changed(data, capsys):
     assert (first.written, first.already_prepared, first.stale) == (len(records), 0, 0)
     stamps = json.loads((prepared_dir(data, DATASET, 32) / SOURCES_FILE).read_text())
     assert set(stamps) == {r.relpath for r in records}
-    assert set(stamps[records[0].relpath]) == {"size", "mtime_ns", "edges", "copy_size"}
+    assert set(stamps[records[0].relpath]) == {"digest", "decode", "copy_size"}
 
     Image.new("RGB", (80, 80), (10, 200, 10)).save(records[0].path)
     assert main(["datasets", "prepare", DATASET, "--data-root", str(data), "--size", "32", "--workers", "1"]) == 0
-    assert (f"{len(records)} images, 1 written (1 stale: source changed or copy damaged), {len(records) - 1} "
-            "already prepared" in capsys.readouterr().out)
+    assert (f"{len(records)} images, 1 written (1 stale: source changed, copy damaged or older decoding rule), "
+            f"{len(records) - 1} already prepared" in capsys.readouterr().out)
     with Image.open(prepared_path(data, DATASET, 32, records[0])) as image:
         assert image.getpixel((16, 16))[1] > 150  # the new, green picture
 
@@ -119,7 +120,7 @@ def test_a_touched_source_with_the_same_bytes_keeps_its_copy(data):
     again = prepare_records(records, data, DATASET, 32, workers=1, progress=False)
     assert (again.written, again.already_prepared) == (0, len(records))
     stamps = json.loads((prepared_dir(data, DATASET, 32) / SOURCES_FILE).read_text())
-    assert stamps[records[0].relpath]["mtime_ns"] == st.st_mtime_ns + 10**9  # remembered: a stat suffices next
+    assert stamps[records[0].relpath]["digest"] == bytes_digest(records[0].path.read_bytes())  # the bytes decide
 
 
 def shards(cache: Path) -> list[Path]:

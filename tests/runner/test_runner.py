@@ -23,6 +23,20 @@ def data_root(tmp_path_factory):
     return synthetic_root(tmp_path_factory, "data", n=80, seed=3)
 
 
+def zero_raw_images(root: Path, dataset: str) -> None:
+    """Zero every raw image of ``dataset`` (decoding one then fails) and record the zeroed bytes' digest in the
+    prepared copies' stamps, so that the copies still count as made from their sources: only they are readable."""
+    from focus_eval.data.content import bytes_digest
+
+    for image in (root / dataset / "images").glob("*.jpg"):
+        image.write_bytes(b"\0" * image.stat().st_size)
+    for sources in (root / ".prepared").glob(f"*/{dataset}/*/sources.json"):
+        stamps = json.loads(sources.read_text())
+        for relpath, stamp in stamps.items():
+            stamp["digest"] = bytes_digest((root / dataset / relpath).read_bytes())
+        sources.write_text(json.dumps(stamps))
+
+
 def run_cli(*args) -> int:
     return main(["--no-progress", "--num-workers", "0", "--n-boot", "200", *args])
 
@@ -299,12 +313,7 @@ def test_the_runner_reads_the_prepared_cache_where_it_exists(tmp_path, data_root
     shutil.copytree(data_root / "synth_mobile", root / "synth_mobile")
     assert main(["datasets", "prepare", "synth_mobile", "--data-root", str(root), "--size", "224",
                  "--workers", "1"]) == 0
-    for image in (root / "synth_mobile" / "images").glob("*.jpg"):
-        # raw files now unreadable, only the prepared copies work; the same size and modification time keep
-        # the copies current (a source that visibly changed would make its copy stale)
-        st = image.stat()
-        image.write_bytes(b"\0" * st.st_size)
-        os.utime(image, ns=(st.st_atime_ns, st.st_mtime_ns))
+    zero_raw_images(root, "synth_mobile")  # raw files now unreadable, only the prepared copies work
     common = ["--model", "tiny-vit", "--tasks", "dr_synth_mobile", "--data-root", str(root),
               "--cache-dir", str(tmp_path / "cache")]
     assert run_cli(*common, "--output-path", str(tmp_path / "prepared")) == 0
