@@ -360,7 +360,7 @@ def best_logprob(top: Top | None, words: Sequence[str]) -> float | None:
     """The largest log-probability among tokens that read as ``prefix + word`` (the in-process variants)."""
     variants = {prefix + word for prefix in PREFIXES for word in words}
     found = [logprob for token, logprob in top or () if token in variants]
-    return max(found) if found else None
+    return min(0.0, max(found)) if found else None  # a value within LOGPROB_TOLERANCE above 0 reads as 0
 
 
 def yes_no_answer(top: Top | None, text: str) -> dict[str, Any]:
