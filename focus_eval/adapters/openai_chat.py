@@ -11,10 +11,14 @@ letters (``letter_mass`` is what they held before). A variant the server did not
 When the server lists none of them the answer text decides (yes 1, no 0; the named letter 1, else every
 letter alike) and the row says ``scored_by: text``.
 
-Requests run a bounded number at a time. HTTP 429, 5xx, timeouts and connection errors are retried with
+Requests run a bounded number at a time. HTTP 408, 429, 5xx, timeouts and connection errors are retried with
 exponential backoff and jitter (``Retry-After`` honoured) up to ``max_attempts`` tries and ``max_retry_seconds``
-per request; then the image is failed with the reason, as an unreadable image is, and the run goes on. The API
-key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``) and never written anywhere.
+per request; then the image is failed with the reason, as an unreadable image is, and the run goes on; the reason
+is marked retryable (``mllm_interface.mark_retryable``), so the next run asks that image again. ``timeout`` bounds
+each try as a whole (connect, send, the complete answer), not each socket read. No redirect is followed (a 3xx
+fails the request, naming both addresses). Log-probabilities are checked (finite, at most 0), so probabilities
+stay in [0, 1]. The API key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``),
+registered with ``focus_eval.redact`` and masked in every message; it is never written anywhere.
 """
 
 from __future__ import annotations
