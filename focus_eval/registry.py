@@ -24,16 +24,17 @@ _WARNED: set[str] = set()
 _WARN_LOCK = threading.Lock()
 
 
-def require_trust(what: str, target: str, trusted: bool, noun: str = "module") -> None:
+def require_trust(what: str, target: str, trusted: bool, noun: str = "module", effect: str | None = None) -> None:
     """The gate before focus-eval imports ``target`` (``module``, ``module:attr`` or ``module/file``) because
     ``what`` (a preset field, an entry point) names it: nothing happens when ``trusted``; otherwise a
     FocusError naming the field, the module and the flag, raised before anything of the module (its
-    packages' ``__init__`` included) is imported."""
+    packages' ``__init__`` included) is imported. ``effect`` replaces the default description of what
+    allowing it does (for code that runs other than by import: unpickling a weights file)."""
     if not trusted:
         module = target.partition(":")[0].partition("/")[0]
-        raise FocusError(f"{what} names the Python {noun} {target}, which is not part of focus-eval; importing it "
-                         f"runs the code of module {module!r} (its packages' __init__ included), so pass "
-                         f"{TRUST_FLAG} to allow it")
+        effect = effect or (f"names the Python {noun} {target}, which is not part of focus-eval; importing it runs "
+                            f"the code of module {module!r} (its packages' __init__ included)")
+        raise FocusError(f"{what} {effect}, so pass {TRUST_FLAG} to allow it")
 
 
 def warn_once(message: str) -> None:

@@ -53,7 +53,8 @@ def adapter_class(preset, trust_remote_code: bool = False) -> type:
 def check_code(preset, trust_remote_code: bool = False) -> None:
     """Every preset field that makes focus-eval import a module outside it passes the trust gate here, before
     anything is imported: ``adapter: module:Class`` and ``source: package:pkg.sub/file`` (finding the submodule
-    ``pkg.sub`` imports the package ``pkg``; a top-level ``package:pkg/file`` is found without importing)."""
+    ``pkg.sub`` imports the package ``pkg``; a top-level ``package:pkg/file`` is found without importing), and
+    ``settings.trust_pickle`` (unpickling any object runs code)."""
     name = str(preset.adapter)
     if ":" in name and name not in ADAPTERS:
         require_trust(f"preset {preset.name!r} (field 'adapter')", name, trust_remote_code, noun="adapter")
@@ -61,6 +62,9 @@ def check_code(preset, trust_remote_code: bool = False) -> None:
     if module is not None and "." in module:
         require_trust(f"preset {preset.name!r} (field 'source': {preset.source})", module, trust_remote_code,
                       noun="package")
+    if (preset.settings or {}).get("trust_pickle"):
+        require_trust(f"preset {preset.name!r} (settings.trust_pickle)", "pickle", trust_remote_code,
+                      effect="lets its weights file unpickle any object, which can run any code")
 
 
 def packaged_module(source: object) -> str | None:

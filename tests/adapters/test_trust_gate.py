@@ -55,7 +55,31 @@ def test_a_preset_field_naming_user_code_stops_before_the_package_runs(tmp_path,
     assert not marker.exists()  # the package's __init__ never ran
     with pytest.raises(FocusError) as later:  # with the flag the import proceeds (the file is then no checkpoint)
         load_adapter(preset, trust_remote_code=True)
-    assert marker.exists() and "--trust-remote-code" not in str(later.value)
+    assert marker.exists() and "not part of focus-eval" not in str(later.value)
+
+
+def test_a_preset_that_unpickles_any_object_needs_the_flag_before_the_file_is_read(tmp_path):
+    import torch
+
+    from focus_eval.adapters import load_adapter
+    from focus_eval.presets import load_preset
+
+    marker = tmp_path / "unpickled"
+    weights = tmp_path / "weights.pth"  # unpickling it runs code: it writes the marker
+    torch.save({"state": {}, "recipe": _Writes(str(marker))}, weights)
+    preset = load_preset(str(_preset(tmp_path, "pickled", weights=str(weights), settings={
+        "timm_model": "tf_efficientnet_lite0", "pooling": "pooled", "trust_pickle": True})))
+    with pytest.raises(FocusError, match=r"settings.trust_pickle\) lets its weights file unpickle .*--trust-remote"):
+        load_adapter(preset, trust_remote_code=False)
+    assert not marker.exists()
+
+
+class _Writes:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
 
 
 def test_a_top_level_packaged_file_is_found_without_importing_the_package(tmp_path, monkeypatch):
