@@ -16,7 +16,7 @@ exponential backoff and jitter (``Retry-After`` honoured) up to ``max_attempts``
 per request; then the image is failed with the reason, as an unreadable image is, and the run goes on; the reason
 is marked retryable (``mllm_interface.mark_retryable``), so the next run asks that image again. ``timeout`` bounds
 each try as a whole (connect, send, the complete answer), not each socket read. No redirect is followed (a 3xx
-fails the request, naming both addresses). Log-probabilities are checked (finite, at most 0), so probabilities
+fails the request, naming both addresses). Log-probabilities are checked (at most 0, no NaN), so probabilities
 stay in [0, 1]. The API key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``),
 registered with ``focus_eval.redact`` and masked in every message; it is never written anywhere.
 """
@@ -318,15 +318,18 @@ def _first_choice(response: Any) -> dict:
 
 
 def checked_logprob(value: Any, token: Any) -> float:
-    """``value`` as a log-probability: a finite number at most 0 (``LOGPROB_TOLERANCE`` above 0 reads as 0);
-    else an InvalidAnswer naming the token and the value."""
+    """``value`` as a log-probability: a number at most 0 (``LOGPROB_TOLERANCE`` above 0 reads as 0; -infinity,
+    probability 0, is what a server sends for a token it rules out); else an InvalidAnswer naming the token
+    and the value (NaN, +infinity, above 0, not a number)."""
     try:
         number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
     except OverflowError:  # an integer beyond float range
         number = math.inf
+    if number == -math.inf:
+        return number
     if not math.isfinite(number) or number > LOGPROB_TOLERANCE:
         raise InvalidAnswer(f"the endpoint's answer gives token {redact(repr(token))[:40]} the log-probability "
-                            f"{redact(repr(value))[:40]}, which is not a finite number <= 0")
+                            f"{redact(repr(value))[:40]}, which is not a log-probability (a number <= 0)")
     return min(number, 0.0)
 
 
@@ -346,7 +349,8 @@ def first_token_top(response: Any) -> Top | None:
         raise InvalidAnswer("the endpoint's answer has a malformed top_logprobs list")
     pairs = [(str(e.get("token")), checked_logprob(e["logprob"], e.get("token")))
              for e in entries if e.get("logprob") is not None and e.get("token") is not None]
-    return pairs or None
+    # a token at -infinity has probability 0: the same as a token the server did not list
+    return [(token, value) for token, value in pairs if value != -math.inf] or None
 
 
 def answer_text(response: Any) -> str:

@@ -245,13 +245,17 @@ def test_impossible_log_probabilities_fail_the_image_with_the_reason(serve, monk
     api = serve(lambda h: reply(h, 200, json.dumps(completion(top)).encode()))
     adapter = remote(api.url, monkeypatch, max_attempts=3)
     (answers,) = adapter.score_and_generate_multi(images(1), [["Is it?"]])
-    assert isinstance(answers, FailedAnswers) and "not a finite number <= 0" in answers.error
+    assert isinstance(answers, FailedAnswers) and "is not a log-probability" in answers.error
     assert not is_retryable(answers.error) and len(api.seen) == 1  # permanent: not asked again
     (letters,) = adapter.score_options_and_generate_multi(images(1), [["Which?"]], [[["Yes", "No"]]])
     assert isinstance(letters, FailedAnswers)
 
 
 def test_extreme_but_possible_log_probabilities_give_probabilities_in_range():
+    ruled_out = {"logprobs": {"content": [{"token": "Yes", "logprob": -0.1, "top_logprobs": [
+        {"token": "Yes", "logprob": -0.1}, {"token": "No", "logprob": float("-inf")}]}]}, "message": {"content": "Yes"}}
+    answer = read_answer({"choices": [ruled_out]}, yes_no_answer)  # -inf: probability 0, as an unlisted token
+    assert answer["p_no"] == 0.0 and answer["score_norm"] == 1.0 and answer["scored_by"] == "logprobs"
     answer = yes_no_answer([("Yes", 0.0), ("No", -1e308)], "Yes")
     assert answer["p_yes"] == 1.0 and answer["p_no"] == 0.0 and answer["score_norm"] == 1.0
     answer = yes_no_answer([("Yes", -1e308), ("No", 5e-7)], "No")  # within the tolerance: read as 0
