@@ -1,14 +1,69 @@
 """One registry idiom for everything pluggable (adapters, datasets, methods, tiny builders): names map to lazy
 ``"module:attr"`` targets imported on first use, unknown names get close-name suggestions, and other packages
-add entries through an entry-point group."""
+add entries through an entry-point group.
+
+One trust gate, :func:`require_trust`, stands before every import of code that focus-eval does not ship:
+a preset's ``adapter: module:Class``, a preset ``source: package:pkg.sub/file`` (locating a submodule imports
+its parent package), and entry points of other packages. Code named by a file or an argument needs
+``--trust-remote-code``; an entry point is trusted when an installed distribution declares it (installing
+the package was the consent). An entry point that fails to import is skipped with one warning naming it and
+its distribution, so a broken plugin breaks only what uses it."""
 
 from __future__ import annotations
 
 import difflib
 import importlib
+import sys
+import threading
 from typing import Any, Callable, Iterable
 
 from focus_eval.errors import FocusError
+
+TRUST_FLAG = "--trust-remote-code"
+_WARNED: set[str] = set()
+_WARN_LOCK = threading.Lock()
+
+
+def require_trust(what: str, target: str, trusted: bool, noun: str = "module", effect: str | None = None) -> None:
+    """The gate before focus-eval imports ``target`` (``module``, ``module:attr`` or ``module/file``) because
+    ``what`` (a preset field, an entry point) names it: nothing happens when ``trusted``; otherwise a
+    FocusError naming the field, the module and the flag, raised before anything of the module (its
+    packages' ``__init__`` included) is imported. ``effect`` replaces the default description of what
+    allowing it does (for code that runs other than by import: unpickling a weights file)."""
+    if not trusted:
+        module = target.partition(":")[0].partition("/")[0]
+        effect = effect or (f"names the Python {noun} {target}, which is not part of focus-eval; importing it runs "
+                            f"the code of module {module!r} (its packages' __init__ included)")
+        raise FocusError(f"{what} {effect}, so pass {TRUST_FLAG} to allow it")
+
+
+def warn_once(message: str) -> None:
+    """Print ``message`` to stderr the first time it is given in this process."""
+    with _WARN_LOCK:
+        if message in _WARNED:
+            return
+        _WARNED.add(message)
+    print(f"focus-eval: warning: {message}", file=sys.stderr)
+
+
+def entry_point_origin(ep) -> str:
+    """``entry point NAME = VALUE (GROUP) of distribution DIST VERSION``, for messages."""
+    dist = getattr(ep, "dist", None)
+    owner = f"distribution {dist.name} {dist.version}" if dist is not None else "no installed distribution"
+    return f"entry point {ep.name} = {ep.value} ({ep.group}) of {owner}"
+
+
+def load_entry_point(ep) -> Any:
+    """What entry point ``ep`` names, imported behind the trust gate; None (and one warning naming the entry
+    point and its distribution) when it cannot be imported, whatever it raises."""
+    origin = entry_point_origin(ep)
+    try:
+        require_trust(origin, ep.value, getattr(ep, "dist", None) is not None, noun="entry point")
+        return ep.load()
+    except Exception as exc:  # a plugin's import may raise anything; it must not take the command down
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        warn_once(f"skipped {origin}: cannot import it ({type(exc).__name__}: {first})")
+        return None
 
 
 def suggest(name: str, known: Iterable[str], *, cutoff: float = 0.6, listing: str | None = None) -> str:
@@ -43,6 +98,7 @@ class Registry:
         self._loaded: dict[str, Any] = {}
         self._builtin = builtin
         self._entry_points_read = False
+        self._plugins: dict[str, Any] = {}  # name -> the entry point that registered it
 
     # --- filling ---------------------------------------------------------------------------------------
     def register(self, name: str, target: str | Any, *, replace: bool = False) -> None:
@@ -56,6 +112,7 @@ class Registry:
     def unregister(self, name: str) -> None:
         self._targets.pop(name, None)
         self._loaded.pop(name, None)
+        self._plugins.pop(name, None)
 
     def _fill(self) -> None:
         if self._builtin is not None:
@@ -66,7 +123,9 @@ class Registry:
             from importlib.metadata import entry_points
 
             for ep in entry_points(group=self.entry_point_group):
-                self._targets.setdefault(ep.name, ep.value)
+                if ep.name not in self._targets:
+                    self._targets[ep.name] = ep.value
+                    self._plugins[ep.name] = ep
 
     # --- reading ---------------------------------------------------------------------------------------
     def names(self) -> list[str]:
@@ -93,7 +152,12 @@ class Registry:
         self.check(name)
         if name not in self._loaded:
             target = self._targets[name]
-            if isinstance(target, str):
+            if name in self._plugins and self._plugins[name].value == target:
+                target = load_entry_point(self._plugins[name])
+                if target is None:
+                    raise FocusError(f"{self.kind} {name!r}: {entry_point_origin(self._plugins[name])} cannot be "
+                                     f"imported (see the warning above); reinstall or remove that package")
+            elif isinstance(target, str):
                 try:
                     target = import_target(target)
                 except (ImportError, AttributeError) as exc:
@@ -110,11 +174,12 @@ def entry_point_folders(group: str) -> list:
 
     folders = []
     for ep in entry_points(group=group):
-        try:
-            folder = Path(str(ep.load()))
-        except (ImportError, AttributeError) as exc:
-            raise FocusError(f"entry point {ep.name} = {ep.value} ({group}): cannot import it: {exc}") from None
+        found = load_entry_point(ep)
+        if found is None:
+            continue
+        folder = Path(str(found))
         if not folder.is_dir():
-            raise FocusError(f"entry point {ep.name} = {ep.value} ({group}) names {folder}, which is not a folder")
+            warn_once(f"skipped {entry_point_origin(ep)}: it names {folder}, which is not a folder")
+            continue
         folders.append(folder.resolve())
     return folders

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from focus_eval.errors import FocusError
-from focus_eval.registry import Registry, import_target, suggest
+from focus_eval.registry import Registry, import_target, require_trust, suggest
 
 
 def _builtin() -> None:
@@ -40,9 +40,7 @@ def adapter_class(preset, trust_remote_code: bool = False) -> type:
     if ":" not in name:
         raise FocusError(f"preset {preset.name!r}: unknown adapter {name!r}{suggest(name, ADAPTERS.names())}; "
                          f"a Python adapter outside focus-eval is named as module:Class")
-    if not trust_remote_code:
-        raise FocusError(f"preset {preset.name!r} names the Python adapter {name}, which is not part of "
-                         f"focus-eval; importing it runs its code, so pass --trust-remote-code to allow it")
+    require_trust(f"preset {preset.name!r} (field 'adapter')", name, trust_remote_code, noun="adapter")
     try:
         found = import_target(name)
     except (ImportError, AttributeError) as exc:
@@ -52,7 +50,32 @@ def adapter_class(preset, trust_remote_code: bool = False) -> type:
     return found
 
 
+def check_code(preset, trust_remote_code: bool = False) -> None:
+    """Every preset field that makes focus-eval import a module outside it passes the trust gate here, before
+    anything is imported: ``adapter: module:Class`` and ``source: package:pkg.sub/file`` (finding the submodule
+    ``pkg.sub`` imports the package ``pkg``; a top-level ``package:pkg/file`` is found without importing), and
+    ``settings.trust_pickle`` (unpickling any object runs code)."""
+    name = str(preset.adapter)
+    if ":" in name and name not in ADAPTERS:
+        require_trust(f"preset {preset.name!r} (field 'adapter')", name, trust_remote_code, noun="adapter")
+    module = packaged_module(preset.source)
+    if module is not None and "." in module:
+        require_trust(f"preset {preset.name!r} (field 'source': {preset.source})", module, trust_remote_code,
+                      noun="package")
+    if (preset.settings or {}).get("trust_pickle"):
+        require_trust(f"preset {preset.name!r} (settings.trust_pickle)", "pickle", trust_remote_code,
+                      effect="lets its weights file unpickle any object, which can run any code")
+
+
+def packaged_module(source: object) -> str | None:
+    """The module of a ``package:<module>/<file>`` source; None for any other source."""
+    text = str(source or "")
+    return text[len("package:"):].partition("/")[0] if text.startswith("package:") else None
+
+
 def load_adapter(preset, device: str = "cpu", **kwargs: Any):
-    """Instantiate the adapter a preset names; weights load strictly or raise FocusError."""
+    """Instantiate the adapter a preset names; weights load strictly or raise FocusError. The preset's code
+    fields pass the trust gate first (``check_code``)."""
+    check_code(preset, bool(kwargs.get("trust_remote_code")))
     cls = adapter_class(preset, bool(kwargs.get("trust_remote_code")))
     return cls(preset, device=device, **kwargs)

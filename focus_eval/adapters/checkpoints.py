@@ -193,7 +193,7 @@ def read_checkpoint(path: Path, trust_pickle: bool = False) -> Any:
     except pickle.UnpicklingError as exc:
         raise FocusError(f"{path}: the file pickles objects beyond tensors and plain values "
                          f"({_first_line(exc)}). If you trust its source, pass "
-                         f"--model-args trust_pickle=true") from None
+                         f"--model-args trust_pickle=true --trust-remote-code") from None
     except (OSError, EOFError, RuntimeError, ValueError) as exc:  # truncated or not a torch checkpoint
         raise FocusError(f"{path}: cannot be read as a torch checkpoint ({_first_line(exc)})") from None
 

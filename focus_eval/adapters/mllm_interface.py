@@ -8,7 +8,9 @@ Shapes. An *image* is a decoded PIL image, or, for an adapter with ``WorkerImage
 ``ImageBatch`` its loader workers processed. ``prompts_per_image[i]`` is the list of prompts asked of image
 ``i`` (possibly empty); answers come back in the same nesting: one list per image, one dict per prompt. An
 image the adapter could not answer gets, instead of its list, a list with an ``error`` attribute (a
-``FailedAnswers``) and the image is failed with that reason.
+``FailedAnswers``) and the image is failed with that reason. A reason that starts with ``RETRYABLE``
+(:func:`mark_retryable`) says the failure was transient (the endpoint was down, overloaded or too slow): the
+unit is then not finished, and the next run of the same command asks that image again.
 
 Answer dicts. A yes/no answer: ``p_yes`` and ``p_no`` (first-token probabilities of the best "yes" and "no"
 variants, None where the model gave none), ``score_norm`` (``p_yes / (p_yes + p_no)``) and ``text`` (the
@@ -20,6 +22,19 @@ over the question's letters), ``letter_mass`` (the probability the letters held 
 from __future__ import annotations
 
 from typing import Any, Protocol, Sequence, runtime_checkable
+
+#: the start of a failure reason that a later run may retry (a sample line's ``error``)
+RETRYABLE = "retryable: "
+
+
+def mark_retryable(reason: str) -> str:
+    """``reason`` marked as a transient failure: the image is asked again by the next run."""
+    return reason if reason.startswith(RETRYABLE) else RETRYABLE + reason
+
+
+def is_retryable(error: object) -> bool:
+    """Whether a sample line's ``error`` is a transient failure (marked by :func:`mark_retryable`)."""
+    return isinstance(error, str) and error.startswith(RETRYABLE)
 
 
 @runtime_checkable

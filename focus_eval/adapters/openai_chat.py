@@ -11,10 +11,14 @@ letters (``letter_mass`` is what they held before). A variant the server did not
 When the server lists none of them the answer text decides (yes 1, no 0; the named letter 1, else every
 letter alike) and the row says ``scored_by: text``.
 
-Requests run a bounded number at a time. HTTP 429, 5xx, timeouts and connection errors are retried with
+Requests run a bounded number at a time. HTTP 408, 429, 5xx, timeouts and connection errors are retried with
 exponential backoff and jitter (``Retry-After`` honoured) up to ``max_attempts`` tries and ``max_retry_seconds``
-per request; then the image is failed with the reason, as an unreadable image is, and the run goes on. The API
-key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``) and never written anywhere.
+per request; then the image is failed with the reason, as an unreadable image is, and the run goes on; the reason
+is marked retryable (``mllm_interface.mark_retryable``), so the next run asks that image again. ``timeout`` bounds
+each try as a whole (connect, send, the complete answer), not each socket read. No redirect is followed (a 3xx
+fails the request, naming both addresses). Log-probabilities are checked (at most 0, no NaN), so probabilities
+stay in [0, 1]. The API key is read from the environment variable ``api_key_env`` (default ``OPENAI_API_KEY``),
+registered with ``focus_eval.redact`` and masked in every message; it is never written anywhere.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import json
 import math
 import os
 import random
+import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -34,12 +39,14 @@ from http.client import HTTPException
 from typing import Any, Callable, Sequence
 from urllib import error as urlerror
 from urllib import request as urlrequest
-from urllib.parse import urlsplit
+from urllib.parse import urljoin, urlsplit
 
 from focus_eval.adapters.base import PresetAdapter
 from focus_eval.adapters.mllm_choice import parse_letters
+from focus_eval.adapters.mllm_interface import mark_retryable
 from focus_eval.adapters.mllm_parse import NO_WORDS, PREFIXES, YES_WORDS, parse_yes_no
 from focus_eval.errors import FocusError
+from focus_eval.redact import redact, register_secret
 
 DEFAULTS: dict[str, Any] = {"api_key_env": "OPENAI_API_KEY", "logprobs": True, "top_logprobs": 20,
                             "max_new_tokens": 5, "max_concurrency": 4, "max_attempts": 6,
@@ -47,24 +54,37 @@ DEFAULTS: dict[str, Any] = {"api_key_env": "OPENAI_API_KEY", "logprobs": True, "
 API_SETTINGS = frozenset({"base_url", "model", "batch_size", "image_detail", *DEFAULTS})
 _WHOLE = ("top_logprobs", "max_new_tokens", "max_concurrency", "max_attempts")
 _POSITIVE = ("max_retry_seconds", "timeout", "backoff_seconds")
+# the most an answer may hold (a chat completion with a top list is a few kilobytes), and an error body
+MAX_ANSWER_BYTES = 16 * 2 ** 20
+MAX_ERROR_BYTES = 2 ** 16
+# a log-probability above 0 by no more than this is rounding and read as 0; beyond it the answer is invalid
+LOGPROB_TOLERANCE = 1e-6
 # the longest single wait between two tries: backoff grows to this, a Retry-After beyond it is still honoured
 MAX_BACKOFF = 60.0
 
 
 class RequestFailed(Exception):
-    """A request that did not succeed; ``retry`` when trying again may help, ``wait`` the server's Retry-After."""
+    """A request that did not succeed; ``retry`` when trying again may help (a transient failure: 5xx, 429,
+    a refused or dropped connection, the deadline), ``wait`` the server's Retry-After. The reason is redacted."""
 
     def __init__(self, reason: str, retry: bool = False, wait: float | None = None):
+        reason = redact(reason)
         super().__init__(reason)
         self.reason, self.retry, self.wait = reason, retry, wait
 
 
-class FailedAnswers(list):
-    """The (empty) answers of an image whose requests failed; ``error`` says why (the runner fails the image)."""
+class InvalidAnswer(ValueError):
+    """The endpoint answered, but not with a usable chat completion (a permanent failure of the row)."""
 
-    def __init__(self, error: str):
+
+class FailedAnswers(list):
+    """The (empty) answers of an image whose requests failed; ``error`` says why (the runner fails the image),
+    marked retryable (``mllm_interface.retryable``) when every failure was transient."""
+
+    def __init__(self, error: str, retryable: bool = False):
         super().__init__()
-        self.error = error
+        self.error = mark_retryable(redact(error)) if retryable else redact(error)
+        self.retryable = retryable
 
 
 @dataclass(frozen=True)
@@ -105,9 +125,81 @@ def endpoint_host(url: str) -> str:
     return (split.hostname or "") + (f":{split.port}" if split.port else "")
 
 
+class _Deadline:
+    """The whole-request bound: a timer that, when ``seconds`` have passed, shuts down every socket the request
+    opened, so a blocked connect, send or read returns at once, however slowly the server trickles bytes."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.expired = seconds, False
+        self.sockets: list = []
+        self.lock = threading.Lock()
+        self.timer = threading.Timer(seconds, self.expire)
+        self.timer.daemon = True
+
+    def __enter__(self) -> "_Deadline":
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.timer.cancel()
+
+    def watch(self, sock) -> None:
+        with self.lock:
+            self.sockets.append(sock)
+            late = self.expired
+        if late:
+            _shut(sock)
+
+    def expire(self) -> None:
+        with self.lock:
+            self.expired = True
+            sockets = list(self.sockets)
+        for sock in sockets:
+            _shut(sock)
+
+    def connection(self, http_class: type) -> type:
+        """``http_class`` whose sockets this deadline watches from the moment they connect."""
+        deadline = self
+
+        class Watched(http_class):  # type: ignore[misc, valid-type]
+            def connect(self):
+                super().connect()
+                deadline.watch(self.sock)
+
+        return Watched
+
+
+def _shut(sock) -> None:
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+class _NoRedirect(urlrequest.HTTPRedirectHandler):
+    """Follows no redirect: urllib then raises the 3xx as an HTTPError, which ``Endpoint`` reports. A request
+    carries the API key and its body; neither goes anywhere but to ``base_url``."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None
+
+
+def _watched_handlers(deadline: _Deadline) -> list:
+    class HTTP(urlrequest.HTTPHandler):
+        def do_open(self, http_class, req, **kwargs):
+            return super().do_open(deadline.connection(http_class), req, **kwargs)
+
+    class HTTPS(urlrequest.HTTPSHandler):
+        def do_open(self, http_class, req, **kwargs):
+            return super().do_open(deadline.connection(http_class), req, **kwargs)
+
+    return [HTTP(), HTTPS()]
+
+
 @dataclass
 class Endpoint:
-    """POSTs JSON to an OpenAI-compatible API with retries; ``sleep`` and ``clock`` are replaceable in tests."""
+    """POSTs JSON to an OpenAI-compatible API with retries; ``sleep`` and ``clock`` are replaceable in tests.
+    ``timeout`` bounds each try as a whole (connect, send and the complete answer); no redirect is followed."""
 
     base_url: str
     api_key: str | None
@@ -118,7 +210,8 @@ class Endpoint:
     clock: Callable[[], float] = time.monotonic
 
     def post(self, path: str, body: dict) -> dict:
-        """The JSON answer; a RequestFailed naming the tries once the policy gives up."""
+        """The JSON answer; a RequestFailed naming the tries once the policy gives up (still ``retry`` when
+        the last failure was transient, so that a later run may ask again)."""
         start, attempt = self.clock(), 0
         while True:
             try:
@@ -130,7 +223,8 @@ class Endpoint:
                 spent = self.clock() - start
                 wait = self.policy.delay(attempt - 1, exc.wait)
                 if attempt >= self.policy.max_attempts or spent + wait > self.policy.max_seconds:
-                    raise RequestFailed(f"{exc.reason} (gave up after {attempt} tries in {spent:.0f} s)") from None
+                    raise RequestFailed(f"{exc.reason} (gave up after {attempt} tries in {spent:.0f} s)",
+                                        retry=True) from None
                 self.sleep(wait)
 
     def _once(self, path: str, body: dict) -> dict:
@@ -140,38 +234,63 @@ class Endpoint:
             headers["Authorization"] = f"Bearer {self.api_key}"
         req = urlrequest.Request(url, data=json.dumps(body).encode("utf-8"), headers=headers, method="POST")
         where = f"POST {endpoint_host(url)}{urlsplit(url).path}"
-        try:
-            with self._opener().open(req, timeout=self.timeout) as response:
-                payload = response.read()
-        except urlerror.HTTPError as exc:
-            raise self._http_failure(exc, where) from None
-        except (OSError, HTTPException) as exc:  # refused, reset, timed out, cut short
-            reason = getattr(exc, "reason", exc)
-            raise RequestFailed(f"{where}: connection failed ({reason})", retry=True) from None
+        with _Deadline(self.timeout) as deadline:
+            try:
+                with self._opener(deadline).open(req, timeout=self.timeout) as response:
+                    payload = response.read(MAX_ANSWER_BYTES + 1)
+            except urlerror.HTTPError as exc:
+                raise self._http_failure(exc, where, url) from None
+            except (OSError, HTTPException) as exc:  # refused, reset, timed out, cut short
+                raise self._connection_failure(exc, where, deadline.expired) from None
+        if deadline.expired:  # the timer fired as the last bytes came in: the answer may be cut short
+            raise self._connection_failure(None, where, True)
+        if len(payload) > MAX_ANSWER_BYTES:
+            raise RequestFailed(f"{where}: the answer is longer than {MAX_ANSWER_BYTES} bytes")
         try:
             return json.loads(payload)
-        except json.JSONDecodeError:
-            raise RequestFailed(f"{where}: the answer is not JSON ({payload[:80]!r})") from None
+        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            raise RequestFailed(f"{where}: the answer is not JSON ({redact(repr(payload))[:80]})") from None
 
-    def _opener(self):
-        """urllib's opener; a server on this machine (``focus-eval serve``) is reached directly, never through
-        an HTTP proxy set in the environment."""
+    def _connection_failure(self, exc: BaseException | None, where: str, expired: bool) -> RequestFailed:
+        if expired:
+            return RequestFailed(f"{where}: no complete answer within {self.timeout:g} s (settings.timeout)",
+                                 retry=True)
+        reason = getattr(exc, "reason", exc)
+        return RequestFailed(f"{where}: connection failed ({reason})", retry=True)
+
+    def _opener(self, deadline: _Deadline):
+        """urllib's opener: no redirects, every socket under the deadline; a server on this machine
+        (``focus-eval serve``) is reached directly, never through an HTTP proxy set in the environment."""
+        handlers = [_NoRedirect(), *_watched_handlers(deadline)]
         if urlsplit(self.base_url).hostname in ("127.0.0.1", "localhost", "::1"):
-            return urlrequest.build_opener(urlrequest.ProxyHandler({}))
-        return urlrequest.build_opener()
+            handlers.append(urlrequest.ProxyHandler({}))
+        return urlrequest.build_opener(*handlers)
 
-    def _http_failure(self, exc: urlerror.HTTPError, where: str) -> RequestFailed:
+    def _http_failure(self, exc: urlerror.HTTPError, where: str, url: str) -> RequestFailed:
+        if 300 <= exc.code < 400:
+            return self._redirected(exc, where, url)
         try:
-            detail = json.loads(exc.read() or b"{}").get("error") or {}
+            detail = json.loads(exc.read(MAX_ERROR_BYTES) or b"{}").get("error") or {}
             message = detail.get("message") if isinstance(detail, dict) else str(detail)
-        except (ValueError, AttributeError, OSError):
+        except (ValueError, AttributeError, OSError, HTTPException, RecursionError):
             message = None
-        text = f"{where}: HTTP {exc.code}" + (f" ({str(message)[:200]})" if message else "")
+        text = f"{where}: HTTP {exc.code}" + (f" ({redact(message)[:200]})" if message else "")
         if exc.code in (401, 403) and not self.api_key:
             text += f"; the API key is read from ${self.key_env}, which is not set"
-        retry = exc.code == 429 or exc.code >= 500
+        retry = exc.code in (408, 429) or exc.code >= 500
         wait = retry_after_seconds(exc.headers.get("Retry-After") if exc.headers else None)
         return RequestFailed(text, retry=retry, wait=wait)
+
+    def _redirected(self, exc: urlerror.HTTPError, where: str, url: str) -> RequestFailed:
+        """A redirect is refused (a permanent failure): the message names both addresses."""
+        location = (exc.headers.get("Location") or "") if exc.headers else ""
+        target = urljoin(url, location.strip()) if location else ""
+        split = urlsplit(target)
+        there = f"{split.scheme}://{endpoint_host(target)}" if split.scheme else "an address it did not give"
+        here = f"{urlsplit(url).scheme}://{endpoint_host(url)}"
+        return RequestFailed(f"{where}: HTTP {exc.code} redirect from {here} to {there}; focus-eval follows no "
+                             f"redirects (a request carries the API key and its body), so set settings.base_url "
+                             f"to the address that answers")
 
 
 # ----- reading an answer
@@ -180,36 +299,76 @@ class Endpoint:
 Top = list[tuple[str, float]]
 
 
-def first_token_top(response: dict) -> Top | None:
-    """(token text, log-probability) pairs of the first answer token: its top list and the token itself."""
-    logprobs = (response.get("choices") or [{}])[0].get("logprobs") or {}
-    content = logprobs.get("content") or []
+def read_answer(response: Any, read: Callable[[Top | None, str], dict[str, Any]]) -> dict[str, Any]:
+    """One chat completion read by ``read`` (``yes_no_answer`` or a letter reader); anything that is not a
+    chat completion with valid log-probabilities is an ``InvalidAnswer``, the one failure this raises."""
+    try:
+        return read(first_token_top(response), answer_text(response))
+    except InvalidAnswer:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, RecursionError) as exc:
+        raise InvalidAnswer(f"the endpoint's answer is not a chat completion ({type(exc).__name__})") from None
+
+
+def _first_choice(response: Any) -> dict:
+    choices = response.get("choices") if isinstance(response, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise InvalidAnswer("the endpoint's answer has no choices")
+    return choices[0]
+
+
+def checked_logprob(value: Any, token: Any) -> float:
+    """``value`` as a log-probability: a number at most 0 (``LOGPROB_TOLERANCE`` above 0 reads as 0; -infinity,
+    probability 0, is what a server sends for a token it rules out); else an InvalidAnswer naming the token
+    and the value (NaN, +infinity, above 0, not a number)."""
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:  # an integer beyond float range
+        number = math.inf
+    if number == -math.inf:
+        return number
+    if not math.isfinite(number) or number > LOGPROB_TOLERANCE:
+        raise InvalidAnswer(f"the endpoint's answer gives token {redact(repr(token))[:40]} the log-probability "
+                            f"{redact(repr(value))[:40]}, which is not a log-probability (a number <= 0)")
+    return min(number, 0.0)
+
+
+def first_token_top(response: Any) -> Top | None:
+    """(token text, log-probability) pairs of the first answer token: its top list and the token itself; every
+    log-probability is checked (``checked_logprob``)."""
+    logprobs = _first_choice(response).get("logprobs") or {}
+    content = logprobs.get("content") if isinstance(logprobs, dict) else None
     if not content:
         return None
-    first = content[0]
-    pairs = [(str(t["token"]), float(t["logprob"])) for t in first.get("top_logprobs") or []
-             if t.get("logprob") is not None]
-    if first.get("token") is not None and first.get("logprob") is not None:
-        pairs.append((str(first["token"]), float(first["logprob"])))
-    return pairs or None
+    first = content[0] if isinstance(content, list) else None
+    top = first.get("top_logprobs") if isinstance(first, dict) else None
+    if not isinstance(first, dict) or not isinstance(top or [], list):
+        raise InvalidAnswer("the endpoint's answer has a malformed logprobs.content")
+    entries = [*(top or []), first]
+    if not all(isinstance(entry, dict) for entry in entries):
+        raise InvalidAnswer("the endpoint's answer has a malformed top_logprobs list")
+    pairs = [(str(e.get("token")), checked_logprob(e["logprob"], e.get("token")))
+             for e in entries if e.get("logprob") is not None and e.get("token") is not None]
+    # a token at -infinity has probability 0: the same as a token the server did not list
+    return [(token, value) for token, value in pairs if value != -math.inf] or None
 
 
-def answer_text(response: dict) -> str:
-    """The assistant message's text (parts joined when the server sends a list of parts)."""
-    choices = response.get("choices") or []
-    if not choices:
-        raise RequestFailed("the answer has no choices")
-    content = (choices[0].get("message") or {}).get("content")
+def answer_text(response: Any) -> str:
+    """The assistant message's text (parts joined when the server sends a list of parts), redacted."""
+    message = _first_choice(response).get("message") or {}
+    content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, list):
         content = "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
-    return content or ""
+    if content is not None and not isinstance(content, str):
+        raise InvalidAnswer("the endpoint's answer has a message content that is not text")
+    return redact(content or "")
 
 
 def best_logprob(top: Top | None, words: Sequence[str]) -> float | None:
     """The largest log-probability among tokens that read as ``prefix + word`` (the in-process variants)."""
     variants = {prefix + word for prefix in PREFIXES for word in words}
     found = [logprob for token, logprob in top or () if token in variants]
-    return max(found) if found else None
+    return min(0.0, max(found)) if found else None  # a value within LOGPROB_TOLERANCE above 0 reads as 0
 
 
 def yes_no_answer(top: Top | None, text: str) -> dict[str, Any]:
@@ -224,9 +383,17 @@ def yes_no_answer(top: Top | None, text: str) -> dict[str, Any]:
     p_no = math.exp(no) if no is not None else 0.0
     if yes is None or no is None:
         norm = 1.0 if no is None else 0.0
-    else:  # p_yes / (p_yes + p_no) with log-probabilities: defined even when both underflow
-        norm = 1.0 / (1.0 + math.exp(no - yes))
+    else:  # p_yes / (p_yes + p_no) with log-probabilities: defined even when both underflow, never overflows
+        norm = _logistic(yes - no)
     return {"p_yes": p_yes, "p_no": p_no, "score_norm": norm, "text": text, "scored_by": "logprobs"}
+
+
+def _logistic(x: float) -> float:
+    """1 / (1 + e^-x) without overflow for any finite x."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    e = math.exp(x)
+    return e / (1.0 + e)
 
 
 def letter_answer(top: Top | None, text: str, letters: Sequence[str]) -> dict[str, Any]:
@@ -242,7 +409,8 @@ def letter_answer(top: Top | None, text: str, letters: Sequence[str]) -> dict[st
     weights = {k: (math.exp(v - top_value) if v is not None else 0.0) for k, v in best.items()}
     total = sum(weights.values())
     return {"letters": {k: w / total for k, w in weights.items()},
-            "letter_mass": sum(math.exp(v) for v in found), "text": text, "scored_by": "logprobs"}
+            # the letters' tokens are distinct, so their mass is at most 1; a server that says more is capped
+            "letter_mass": min(1.0, sum(math.exp(v) for v in found)), "text": text, "scored_by": "logprobs"}
 
 
 def image_data_url(image) -> str:
@@ -267,6 +435,7 @@ class _Row:
     read: Callable[[Top | None, str], dict[str, Any]]
     answer: dict[str, Any] | None = None
     error: str | None = None
+    retry: bool = False  # the error is transient (a later run may ask again)
 
 
 @dataclass
@@ -337,8 +506,10 @@ class OpenAIChatAdapter(PresetAdapter):
         self.host = endpoint_host(self.options["base_url"])
         policy = RetryPolicy(int(self.options["max_attempts"]), float(self.options["max_retry_seconds"]),
                              float(self.options["backoff_seconds"]))
-        self.endpoint = Endpoint(self.options["base_url"], os.environ.get(str(self.options["api_key_env"])) or None,
-                                 float(self.options["timeout"]), policy, key_env=str(self.options["api_key_env"]))
+        key = os.environ.get(str(self.options["api_key_env"])) or None
+        register_secret(key)  # from here on every message focus-eval writes or prints masks it
+        self.endpoint = Endpoint(self.options["base_url"], key, float(self.options["timeout"]), policy,
+                                 key_env=str(self.options["api_key_env"]))
         self.tally = _Tally()
         self.info = {"endpoint_host": self.host, "model": self.model_name, "max_new_tokens": self.max_new_tokens,
                      "top_logprobs": self.top_logprobs, "max_concurrency": int(self.options["max_concurrency"])}
@@ -383,9 +554,9 @@ class OpenAIChatAdapter(PresetAdapter):
         rows = [_Row(i, None, p, _letter_reader(letters)) for i, (p, letters) in
                 enumerate(zip(prompts, letters_per_prompt))]
         self._send(rows, self.max_new_tokens if max_new_tokens is None else int(max_new_tokens))
-        failed = next((row.error for row in rows if row.error is not None), None)
+        failed = next((row for row in rows if row.error is not None), None)
         if failed:
-            raise FocusError(failed)
+            raise FocusError(mark_retryable(failed.error) if failed.retry else failed.error)
         return [row.answer for row in rows]
 
     def score_yes_no_multi(self, images: Sequence, prompts_per_image: Sequence[Sequence[str]]):
@@ -437,12 +608,12 @@ class OpenAIChatAdapter(PresetAdapter):
                 rows += [_Row(i, url, p, read) for p, read in zip(prompts, readers[i])]
         self._send(rows, length)
         out: list[list[dict[str, Any]]] = [[] for _ in images]
+        for i in range(len(images)):
+            failed = [row for row in rows if row.image == i and row.error is not None]
+            if failed:  # retryable only when every failure of the image was transient
+                out[i] = FailedAnswers(failed[0].error, retryable=all(row.retry for row in failed))
         for row in rows:
-            if isinstance(out[row.image], FailedAnswers):
-                continue
-            if row.error is not None:
-                out[row.image] = FailedAnswers(row.error)
-            else:
+            if not isinstance(out[row.image], FailedAnswers):
                 out[row.image].append(row.answer)
         return out
 
@@ -456,16 +627,14 @@ class OpenAIChatAdapter(PresetAdapter):
         try:
             response = self.endpoint.post("/chat/completions", self.request_body(row.url, row.prompt,
                                                                                 max_new_tokens))
-            row.answer = row.read(first_token_top(response), answer_text(response))
-        except RequestFailed as exc:
-            row.error = f"model {self.name!r}: {exc.reason}"
+            row.answer = read_answer(response, row.read)
+        except (RequestFailed, InvalidAnswer) as exc:
+            row.error = redact(f"model {self.name!r}: {exc}")
+            row.retry = isinstance(exc, RequestFailed) and exc.retry
             self.tally.add(None, "failed")
             return
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
-            row.error = f"model {self.name!r}: the endpoint's answer is not a chat completion ({exc!r})"
-            self.tally.add(None, "failed")
-            return
-        self.tally.add(response.get("model"), row.answer["scored_by"])
+        model = response.get("model")
+        self.tally.add(redact(model)[:200] if isinstance(model, str) else None, row.answer["scored_by"])
 
 
 def _letter_reader(letters: Sequence[str]) -> Callable[[Top | None, str], dict[str, Any]]:

@@ -10,6 +10,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+from focus_eval.redact import redact
+
 _PACKAGES = ("focus-eval", "torch", "torchvision", "transformers", "timm", "open_clip_torch", "accelerate", "peft",
              "numpy", "scikit-learn", "pillow")
 
@@ -50,7 +52,7 @@ def build_manifest(runner) -> dict:
     o = runner.options
     adapter = runner.adapter
     return {
-        "argv": o.argv or sys.argv,
+        "argv": [redact(arg) for arg in o.argv or sys.argv],  # a credential typed on the command line stays out
         "started": runner.started.isoformat(timespec="seconds"),
         "finished": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "versions": versions(),
@@ -64,6 +66,7 @@ def build_manifest(runner) -> dict:
         "options": recorded(o),  # as a --config file reads them
         "environment": environment(runner.state),
         "units": {"finished": runner.report.finished, "skipped_as_done": runner.report.skipped,
-                  "failed": runner.report.failed, "skipped_by_task": runner.report.skipped_by_task},
+                  "failed": {stem: redact(reason) for stem, reason in runner.report.failed.items()},
+                  "skipped_by_task": runner.report.skipped_by_task},
         "timings_s": runner.timings,
     }

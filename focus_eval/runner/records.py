@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from focus_eval.redact import redact
 from focus_eval.results.schema import SampleLine
 
 SPLIT_SUMMARY_KEYS = ("split_source", "seed", "cohort", "split_file", "patient_overlap", "split_file_unlisted",
@@ -44,7 +45,8 @@ def sample_line(record, label: int, score, pred, error: str | None = None, **pro
     """One sample line of an image record: its ids and subgroup fields, the label and what the method said."""
     return SampleLine(image_id=record.image_id, patient_id=record.patient_id, split=record.split, label=label,
                       score=None if score is None else float(score), pred=None if pred is None else int(pred),
-                      age=record.age, sex=record.sex, quality=record.quality, error=error, **prompt_fields)
+                      age=record.age, sex=record.sex, quality=record.quality,
+                      error=None if error is None else redact(error), **prompt_fields)
 
 
 def task_sample_line(task, record, score, pred, error: str | None = None, **fields) -> SampleLine:

@@ -13,6 +13,7 @@ from typing import Any
 
 from focus_eval.errors import FocusError
 from focus_eval.options import RunOptions  # noqa: F401  (declared with the run options; imported from here too)
+from focus_eval.redact import redact
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, UnitMeta
 from focus_eval.runner.methods.base import EMBEDDING, Embeddings, RunContext
@@ -416,10 +417,10 @@ class Runner:
 
     def warn(self, message: str) -> None:
         if self.state.is_main_process:
-            print(f"focus-eval: {message}", file=sys.stderr)
+            print(f"focus-eval: {redact(message)}", file=sys.stderr)
 
     def fail_unit(self, unit: Unit, reason: str) -> None:
-        self.report.failed[unit.stem] = reason
+        self.report.failed[unit.stem] = redact(reason)
 
     def batch_size(self) -> int:
         bs = self.options.batch_size

@@ -171,7 +171,10 @@ def test_pickled_objects_need_trust_but_training_options_do_not(tmp_path):
         load_adapter(_preset("retfound-mae-cfp", tmp_path / "odd.pth", TINY_VIT))
     preset = load_preset("retfound-mae-cfp", {"weights": str(tmp_path / "odd.pth"), "settings.timm_kwargs": TINY_VIT,
                                               "trust_pickle": True})
-    trusted, plain = load_adapter(preset), load_adapter(_preset("retfound-mae-cfp", tmp_path / "plain.pth", TINY_VIT))
+    with pytest.raises(FocusError, match=r"settings.trust_pickle\) lets its weights file unpickle .* --trust-remote-code"):
+        load_adapter(preset)  # a preset file may set trust_pickle too: it runs code, so it sits behind the flag
+    trusted = load_adapter(preset, trust_remote_code=True)
+    plain = load_adapter(_preset("retfound-mae-cfp", tmp_path / "plain.pth", TINY_VIT))
     x = pixels(plain)
     with torch.no_grad():
         assert torch.equal(trusted.embed_images(x), plain.embed_images(x))

@@ -319,12 +319,15 @@ def test_images_whose_requests_fail_are_failed_with_the_reason_and_the_run_goes_
     assert "gave up after 2 tries" in answers[0].error and remote.provenance["rows_scored_by"]["failed"] == 2
     monkeypatch.setenv("OPENAI_API_KEY", "sk-never-written")
     write_synthetic(tmp_path / "data", n=20, seed=1)
-    preset = _preset_file(tmp_path / "presets", "always-down", api.url, max_attempts=2, backoff_seconds=0.01)
+    # a permanent failure (the server refuses the request) finishes the unit; a transient one leaves it to retry
+    # (tests/adapters/test_openai_client_hostile.py)
+    refused = fake([400])
+    preset = _preset_file(tmp_path / "presets", "always-down", refused.url, max_attempts=2, backoff_seconds=0.01)
     code = _run(["--model", str(preset), "--tasks", "dr_synth_desktop", "--data-root", str(tmp_path / "data"),
                  "--output-path", str(tmp_path / "out"), "--limit", "3"])
     assert code == 1  # every image failed: the run finishes and says so
     samples = read_jsonl(next((tmp_path / "out").rglob("dr_synth_desktop.prompt.jsonl")))
-    assert len(samples) == 3 and all("HTTP 500" in s["error"] and s["score"] is None for s in samples)
+    assert len(samples) == 3 and all("HTTP 400" in s["error"] and s["score"] is None for s in samples)
     written = [p.read_text(errors="ignore") for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert written and not any("sk-never-written" in text for text in written)
     assert os.environ["OPENAI_API_KEY"] == "sk-never-written"

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 
 from torch.utils.data import DataLoader
 
-from focus_eval.adapters.mllm_interface import MLLMAdapter
+from focus_eval.adapters.mllm_interface import MLLMAdapter, is_retryable
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, dumps
 from focus_eval.runner.batching import MemoryAdaptiveBatches, join_lists
@@ -84,7 +84,8 @@ def answer_images(adapter: MLLMAdapter, items: Sequence[ImageItem], prompts: Seq
 
 
 def read_parts(layout: OutputLayout, unit: Unit) -> dict[str, dict]:
-    """Lines already written for this unit by any process (a torn last line is ignored)."""
+    """Lines already written for this unit by any process (a torn last line is ignored); a line whose error is
+    retryable gives way to a later line of the same image (the answer of a run that asked it again)."""
     done: dict[str, dict] = {}
     for path in layout.parts(unit.task.name, unit.method):
         for line in path.read_text(encoding="utf-8").splitlines():
@@ -92,8 +93,14 @@ def read_parts(layout: OutputLayout, unit: Unit) -> dict[str, dict]:
                 row = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            done.setdefault(row["image_id"], row)
+            if row["image_id"] not in done or is_retryable(done[row["image_id"]].get("error")):
+                done[row["image_id"]] = row
     return done
+
+
+def pending(row: dict | None) -> bool:
+    """Whether an image still needs asking: no line yet, or one whose failure was transient."""
+    return row is None or is_retryable(row.get("error"))
 
 
 def _clean_torn_tail(path) -> None:
@@ -157,7 +164,7 @@ class PromptMethod(Method):
         by_id = {}
         for u in units:
             for r in records[u.stem]:
-                if r.image_id not in done[u.stem]:
+                if pending(done[u.stem].get(r.image_id)):
                     todo.setdefault(r.image_id, []).append(u)
                     by_id[r.image_id] = r
         share = process_share(sorted(todo), context.batch_size, state.process_index, state.num_processes)
@@ -229,6 +236,12 @@ class PromptMethod(Method):
             missing = [r.image_id for r in records[u.stem] if r.image_id not in rows]
             if missing:
                 context.fail(u, f"{len(missing)} images were not scored (first: {missing[0]})")
+                continue
+            transient = [r.image_id for r in records[u.stem] if pending(rows[r.image_id])]
+            if transient:  # not finished: the part files stay, and the next run asks these images again
+                first = rows[transient[0]]
+                context.fail(u, f"{len(transient)} images failed for a transient reason (first: {transient[0]}: "
+                                f"{first.get('error')}); run the same command again to retry them")
                 continue
             samples = [SampleLine.from_dict(rows[r.image_id]) for r in records[u.stem]]
             context.finish(u, samples, self.notes(max_new_tokens))

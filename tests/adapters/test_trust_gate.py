@@ -1,0 +1,158 @@
+"""One trust gate before any import of code focus-eval does not ship: a preset's ``adapter: module:Class`` and its
+``source: package:pkg.sub/file`` (finding ``pkg.sub`` imports ``pkg``) both stop without --trust-remote-code
+before the user package's ``__init__`` runs; entry points of installed packages pass, and one that fails to
+import is skipped with one warning while every other command works."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from focus_eval import registry
+from focus_eval.errors import FocusError
+
+
+def _package(root: Path, name: str) -> Path:
+    """A package ``name`` (with a subpackage ``sub`` holding a file) whose ``__init__`` writes a marker file."""
+    marker = root / f"{name}.imported"
+    (root / name / "sub").mkdir(parents=True)
+    (root / name / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n"
+                                             "from focus_eval.errors import FocusError\n"
+                                             "class Adapter:\n    def __init__(self, *args, **kwargs):\n"
+                                             "        raise FocusError('the user adapter ran')\n")
+    (root / name / "sub" / "__init__.py").write_text("")
+    (root / name / "sub" / "weights.pth").write_bytes(b"not a checkpoint")
+    return marker
+
+
+def _preset(folder: Path, name: str, **fields) -> Path:
+    raw = {"name": name, "family": "vm", "domain": "general", "adapter": "timm_vision",
+           "methods": ["linear_probe"], "settings": {"timm_model": "tf_efficientnet_lite0", "pooling": "pooled"},
+           "preprocessing": {"size": 32, "resize": "squash", "mean": [0.5] * 3, "std": [0.5] * 3}, **fields}
+    path = folder / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.mark.parametrize("field, value, named", [
+    ("source", "package:{pkg}.sub/weights.pth", "field 'source'"),
+    ("adapter", "{pkg}:Adapter", "field 'adapter'"),
+])
+def test_a_preset_field_naming_user_code_stops_before_the_package_runs(tmp_path, monkeypatch, field, value, named):
+    from focus_eval.adapters import load_adapter
+    from focus_eval.presets import load_preset
+
+    pkg = f"gate_{field}_pkg"
+    marker = _package(tmp_path, pkg)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    preset = load_preset(str(_preset(tmp_path, "side-door", **{field: value.format(pkg=pkg)})))
+    with pytest.raises(FocusError) as refused:
+        load_adapter(preset, trust_remote_code=False)
+    message = str(refused.value)
+    assert named in message and pkg in message and "--trust-remote-code" in message
+    assert not marker.exists()  # the package's __init__ never ran
+    with pytest.raises(FocusError) as later:  # with the flag the import proceeds (the file is then no checkpoint)
+        load_adapter(preset, trust_remote_code=True)
+    assert marker.exists() and "not part of focus-eval" not in str(later.value)
+
+
+def test_a_preset_that_unpickles_any_object_needs_the_flag_before_the_file_is_read(tmp_path):
+    import torch
+
+    from focus_eval.adapters import load_adapter
+    from focus_eval.presets import load_preset
+
+    marker = tmp_path / "unpickled"
+    weights = tmp_path / "weights.pth"  # unpickling it runs code: it writes the marker
+    torch.save({"state": {}, "recipe": _Writes(str(marker))}, weights)
+    preset = load_preset(str(_preset(tmp_path, "pickled", weights=str(weights), settings={
+        "timm_model": "tf_efficientnet_lite0", "pooling": "pooled", "trust_pickle": True})))
+    with pytest.raises(FocusError, match=r"settings.trust_pickle\) lets its weights file unpickle .*--trust-remote"):
+        load_adapter(preset, trust_remote_code=False)
+    assert not marker.exists()
+
+
+class _Writes:
+    def __init__(self, path):
+        self.path = path
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def test_a_top_level_packaged_file_is_found_without_importing_the_package(tmp_path, monkeypatch):
+    from focus_eval.adapters import check_code
+    from focus_eval.adapters.checkpoints import resolve_weights
+    from focus_eval.presets import load_preset
+
+    marker = _package(tmp_path, "gate_top_pkg")
+    (tmp_path / "gate_top_pkg" / "weights.pth").write_bytes(b"x")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    preset = load_preset(str(_preset(tmp_path, "top", source="package:gate_top_pkg/weights.pth")))
+    check_code(preset, trust_remote_code=False)  # the shipped efficientnet-lite0 preset is of this kind
+    assert resolve_weights(preset).name == "weights.pth" and not marker.exists()
+
+
+def test_require_trust_names_the_field_the_module_and_the_flag():
+    registry.require_trust("preset 'p' (field 'source')", "pkg.sub", True, noun="package")
+    with pytest.raises(FocusError, match=r"preset 'p' \(field 'source'\) names the Python package pkg.sub, .*"
+                                         r"module 'pkg.sub' .* pass --trust-remote-code"):
+        registry.require_trust("preset 'p' (field 'source')", "pkg.sub", False, noun="package")
+
+
+# ----- plugins of other packages
+
+
+def _distribution(root: Path, dist: str, module: str, groups: dict[str, str]) -> Path:
+    """An installed distribution ``dist`` (a .dist-info folder on sys.path) whose entry points name ``module``,
+    which raises when imported."""
+    (root / f"{module}.py").write_text("raise RuntimeError('this plugin is broken')\n")
+    info = root / f"{dist}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("".join(f"[{group}]\n{name} = {module}:THING\n\n"
+                                                   for group, name in groups.items()))
+    return root
+
+
+@pytest.fixture
+def broken_plugin(tmp_path, monkeypatch):
+    monkeypatch.setattr(registry, "_WARNED", set())
+    groups = {"focus_eval.models": "broken_models", "focus_eval.tasks": "broken_tasks",
+              "focus_eval.gate_test_things": "broken_thing"}
+    monkeypatch.syspath_prepend(str(_distribution(tmp_path, "brokenplug", "brokenplug_mod", groups)))
+    return groups
+
+
+@pytest.mark.slow
+def test_a_plugin_that_fails_to_import_is_skipped_with_one_warning(broken_plugin, capsys):
+    from focus_eval.cli import main
+
+    assert main(["models"]) == 0 and main(["models"]) == 0
+    assert main(["tasks", "dr_synth_*"]) == 0
+    captured = capsys.readouterr()
+    assert "dr_synth_desktop" in captured.out and "efficientnet-lite0" in captured.out
+    warnings = [line for line in captured.err.splitlines() if "skipped entry point" in line]
+    assert len(warnings) == 2, captured.err  # one per entry point, however often it is read
+    for line, name in zip(sorted(warnings), ["broken_models", "broken_tasks"]):
+        assert name in line and "distribution brokenplug 0.1" in line and "this plugin is broken" in line
+
+
+def test_a_registry_entry_of_a_broken_plugin_fails_only_when_used(broken_plugin, capsys):
+    things = registry.Registry("thing", entry_point_group="focus_eval.gate_test_things")
+    things.register("fine", "focus_eval.errors:FocusError")
+    assert sorted(things.names()) == ["broken_thing", "fine"] and things.get("fine") is FocusError
+    with pytest.raises(FocusError, match="thing 'broken_thing': entry point broken_thing .* brokenplug 0.1"):
+        things.get("broken_thing")
+    assert capsys.readouterr().err.count("skipped entry point broken_thing") == 1
+
+
+def test_an_entry_point_without_an_installed_distribution_needs_the_flag(capsys, monkeypatch):
+    from importlib.metadata import EntryPoint
+
+    monkeypatch.setattr(registry, "_WARNED", set())
+    loose = EntryPoint("loose", "gate_loose_mod:THING", "focus_eval.models")
+    assert registry.load_entry_point(loose) is None
+    assert "--trust-remote-code" in capsys.readouterr().err
