@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
@@ -14,7 +15,10 @@ if TYPE_CHECKING:
     from focus_eval.results.collect import Collection
 
 # A text cell starting with one of these would run as a formula in a spreadsheet; model names come from files.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@")
+# Line breaks and other control characters inside a cell: a spreadsheet may start a new row or cell at a carriage
+# return the csv module leaves unquoted, and that next cell could begin a formula. They are written as spaces.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass
@@ -67,8 +71,8 @@ def csv_cell(value: Any) -> Any:
         return ""
     if kind is bool:
         return "true" if value else "false"
-    text = str(value)
-    return "'" + text if text.startswith(_FORMULA_START) else text
+    text = _CONTROL.sub(" ", str(value))
+    return "'" + text if text.lstrip().startswith(_FORMULA_START) else text
 
 
 def _shown(value: Any) -> str:

@@ -36,8 +36,8 @@ from typing import Any, Callable, Iterable
 from focus_eval.errors import DataError, FocusError
 from focus_eval.results.layout import MANIFEST_GLOB, RESULTS_FILE, limit_dir_name
 from focus_eval.results.power import underpowered
-from focus_eval.results.schema import (FAIRNESS_GAPS, METRICS, QUALITY_GAPS, CompareLine, CompareSummaryLine,
-                                       GroupLine, ResultLine, read_jsonl)
+from focus_eval.results.schema import (CLASS_METRICS, FAIRNESS_GAPS, METRICS, QUALITY_GAPS, CompareLine,
+                                       CompareSummaryLine, GroupLine, ResultLine, read_jsonl)
 
 
 # ----- run conventions
@@ -319,6 +319,39 @@ def _check_shapes(row: dict[str, Any], fail) -> None:
             _check_gap_block(block, f"{section}.{group}", fail)
     if row.get("extra") is not None and not isinstance(row["extra"], dict):
         raise fail("'extra' must be an object")
+    _check_possible(row, fail)
+
+
+# The range each metric can take; a value outside is no score. A multi-class Brier score sums squared errors
+# over the classes (at most 2); Cohen's kappa reaches down to -1.
+RANGES = {**{k: (0.0, 1.0) for k in (*METRICS, *CLASS_METRICS)}, "brier": (0.0, 2.0), "qw_kappa": (-1.0, 1.0)}
+# A rounding slack for values computed in floating point.
+SLACK = 1e-9
+
+
+def _check_possible(row: dict[str, Any], fail) -> None:
+    """Values that cannot be: a metric outside its range, an interval whose low end passes its high end or that
+    leaves the metric's range, counts that are negative, fractional or larger than the number of rows."""
+    counts = {k: row.get(k) for k in COUNTS if row.get(k) is not None}
+    for key, value in counts.items():
+        if value < 0 or float(value) != int(value):
+            raise fail(f"{key!r} is {value}: a count is a whole number of at least 0")
+    n = counts.get("n")
+    for key in ("n_pos", "n_valid", "n_unparsed", "n_errors"):
+        if n is not None and counts.get(key) is not None and counts[key] > n:
+            raise fail(f"{key!r} is {counts[key]}, more than the {n} rows of the line ('n')")
+    ranges = RANGES
+    for name, value in row["metrics"].items():
+        if name in ranges and _is_number(value) and not ranges[name][0] - SLACK <= value <= ranges[name][1] + SLACK:
+            raise fail(f"metrics.{name} is {value}, outside the range it can take {list(ranges[name])}")
+    for name, pair in (row.get("ci") or {}).items():
+        if not isinstance(pair, list) or len(pair) != 2 or not all(_is_number(v) for v in pair):
+            continue
+        low, high = pair
+        if low > high + SLACK:
+            raise fail(f"ci.{name} is [{low}, {high}]: its low end is above its high end")
+        if name in ranges and not (ranges[name][0] - SLACK <= low and high <= ranges[name][1] + SLACK):
+            raise fail(f"ci.{name} is [{low}, {high}], outside the range {name} can take {list(ranges[name])}")
 
 
 def _check_gap_block(block: Any, where: str, fail) -> None:
