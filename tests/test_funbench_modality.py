@@ -12,7 +12,8 @@ from focus_eval.data.records import ImageRecord
 from focus_eval.metrics.classes import ClassArrays, class_metrics, confusion, random_guess
 from focus_eval.task import TaskIndex
 
-DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions")
+DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions",
+            "mmc_amd")
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def record(**fields) -> ImageRecord:
 def test_modality_tasks_on_every_dataset_and_the_l1_group(index):
     l1 = {f"funbench_{code}_modality_{d}" for code in ("l1a", "l1b") for d in DATASETS}
     # L1b is scored on the datasets holding several modalities; the single-modality ones are a group apart
-    single = {f"funbench_l1b_modality_{d}" for d in DATASETS if d != "deepdrid"}
+    single = {f"funbench_l1b_modality_{d}" for d in DATASETS if d not in ("deepdrid", "mmc_amd")}
     assert set(index.groups["funbench_l1"].tasks) == l1 - single
     assert set(index.groups["funbench_l1b_single_modality"].tasks) == single
     assert l1 - single <= set(index.groups["funbench"].tasks)

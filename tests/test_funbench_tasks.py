@@ -35,6 +35,8 @@ SHIPPED |= {f"funbench_{code}_{lesion}_{d}" for lesion in LESIONS for d in ("ddr
 SHIPPED |= {"funbench_l2a_fovea_position_idrid_loc", "funbench_l2b_laterality_idrid_loc",
             "funbench_l2b_laterality_retinal_lesions", "funbench_l4c_dr_grading_ddr",
             "funbench_l4c_dr_grading_retinal_lesions"}
+SHIPPED |= {"funbench_l1a_modality_mmc_amd", "funbench_l1b_modality_mmc_amd", "funbench_l4a_normal_abnormal_mmc_amd",
+            "funbench_l4d_amd_category_mmc_amd"}
 SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synth_desktop",
          "funbench_l4a_normal_abnormal_synth_desktop", "funbench_l4b_conditions_synth_desktop",
          "funbench_l4c_dr_grading_synth_desktop"}
@@ -53,7 +55,7 @@ def test_shipped_funbench_tasks_and_groups(index):
     funbench = {t.name for t in index.tasks() if t.name.startswith("funbench_")}
     assert funbench == SHIPPED | SYNTH
     groups = index.groups
-    single = {t for t in SHIPPED if t.startswith("funbench_l1b_") and not t.endswith("_deepdrid")}
+    single = {t for t in SHIPPED if t.startswith("funbench_l1b_") and not t.endswith(("_deepdrid", "_mmc_amd"))}
     assert set(groups["funbench"].tasks) == SHIPPED - single
     assert set(groups["funbench_l1b_single_modality"].tasks) == single and len(single) == 8
     assert set(groups["funbench_synth_desktop"].tasks) == SYNTH
