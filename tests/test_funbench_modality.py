@@ -13,7 +13,7 @@ from focus_eval.metrics.classes import ClassArrays, class_metrics, confusion, ra
 from focus_eval.task import TaskIndex
 
 DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions",
-            "mmc_amd", "octid")
+            "mmc_amd", "octid", "neh")
 
 
 @pytest.fixture(scope="module")
