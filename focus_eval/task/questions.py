@@ -2,8 +2,9 @@
 answer, the number of distractors, the layout) turned into (question, options, answer) for one image.
 
 The options are the true class (or classes), the classes the block lists under ``always`` (shown in every
-question, true or not) and ``distractors`` other classes of the task drawn at random, in a random order; both draws come from one seed per (run seed, task, image), recorded in the sample line, so
-the same seed gives the same question. FunBench's instruction is prepended: one text for single-answer
+question, true or not) and ``distractors`` other classes of the task drawn at random, in a random order; both
+draws come from one seed per (run seed, task, image), recorded in the sample line, so the same seed gives the
+same question. FunBench's instruction is prepended: one text for single-answer
 questions, another for multi-answer ones (kept verbatim for comparability). The question text sees the
 prompt context of ``focus_eval.task.task`` (never the labels); the layout sees ``instruction``, ``question``
 and ``options`` (a list of {letter, text}).

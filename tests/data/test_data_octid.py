@@ -42,7 +42,8 @@ def test_a_nested_second_copy_is_not_read(folder):
     copy.mkdir(parents=True)
     (copy / "DR9.jpeg").write_bytes((folder / "OCTID" / "DR" / "DR1.jpeg").read_bytes())
     load = octid.read(folder)
-    assert "DR/DR9" not in load.by_id() and load.warnings == ["class folder OCTID/copy/DR is a second copy and is not read"]
+    assert "DR/DR9" not in load.by_id()
+    assert load.warnings == ["class folder OCTID/copy/DR is a second copy and is not read"]
 
 
 def test_no_class_folder_is_an_error(tmp_path):
