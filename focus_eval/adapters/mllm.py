@@ -466,9 +466,25 @@ def choose_attention(preference: str | Sequence[str] | None, device: torch.devic
 
 MLLM_SETTINGS = frozenset({"attn_implementation", "processor", "max_visual_tokens", "share_prefix",
                            "allowed_missing_keys", "batch_size", "max_new_tokens", "large_model", "finetune",
-                           "vision_pooling"})
+                           "vision_pooling", "conversion"})
 FINETUNE_SETTINGS = frozenset({"per_device_batch_size", "gradient_accumulation_steps", "target_modules",
                                "modules_to_save"})
+
+
+def check_converted(preset) -> None:
+    """A preset whose ``settings.conversion`` gives the steps that turn its published checkpoint into a
+    transformers-format folder loads only from such a folder (``--model-args source=DIR``); from its published
+    source it stops with those steps."""
+    steps = (preset.settings or {}).get("conversion")
+    if steps is None:
+        return
+    if not isinstance(steps, str) or not steps.strip():
+        raise FocusError(f"preset {preset.name!r} ({preset.path}): settings.conversion must be the conversion steps")
+    if not Path(str(preset.source or "")).expanduser().is_dir():
+        raise FocusError(f"model {preset.name!r}: {preset.source}"
+                         f"{'@' + preset.revision if preset.revision else ''} is published in a format that "
+                         f"transformers does not load; convert it, then pass --model-args source=DIR. "
+                         f"{' '.join(steps.split())}")
 
 
 class HFMLLMAdapter(PresetAdapter, MLLMScorer):
@@ -507,6 +523,7 @@ class HFMLLMAdapter(PresetAdapter, MLLMScorer):
         # float32 on CPU: bf16 matrix products are slow there and tests compare numbers at 1e-4
         dtype = getattr(torch, preset.dtype) if device.type == "cuda" else torch.float32
         attention = choose_attention(settings.get("attn_implementation"), device)
+        check_converted(preset)
         source, revision = checkpoints.resolve_source(preset)
         processor, model = self._load(source, revision, dtype, attention, device)
         self.adapter_id: str | None = None

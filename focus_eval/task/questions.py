@@ -1,9 +1,10 @@
 """Multiple-choice questions from labels: a task's ``question`` block (a Jinja question text, single or multi
 answer, the number of distractors, the layout) turned into (question, options, answer) for one image.
 
-The options are the true class (or classes) and ``distractors`` other classes of the task drawn at random, in
-a random order; both draws come from one seed per (run seed, task, image), recorded in the sample line, so
-the same seed gives the same question. FunBench's instruction is prepended: one text for single-answer
+The options are the true class (or classes), the classes the block lists under ``always`` (shown in every
+question, true or not) and ``distractors`` other classes of the task drawn at random, in a random order; both
+draws come from one seed per (run seed, task, image), recorded in the sample line, so the same seed gives the
+same question. FunBench's instruction is prepended: one text for single-answer
 questions, another for multi-answer ones (kept verbatim for comparability). The question text sees the
 prompt context of ``focus_eval.task.task`` (never the labels); the layout sees ``instruction``, ``question``
 and ``options`` (a list of {letter, text}).
@@ -30,7 +31,7 @@ DEFAULT_LAYOUT = ("{{ instruction }}\n{{ question }}\n"
 DEFAULT_TEXTS = {"single": "Which of the following options best describes this fundus image?",
                  "multi": "Which of the following conditions are present in this fundus image?"}
 ANSWERS = ("single", "multi")
-QUESTION_KEYS = ("text", "answer", "distractors", "layout")
+QUESTION_KEYS = ("text", "answer", "distractors", "always", "layout")
 LAYOUT_CONTEXT = ("instruction", "question", "options")
 
 
@@ -58,6 +59,7 @@ class Question:
     distractors: int | None
     layout: str
     path: Path
+    always: tuple[int, ...] = ()
     _templates: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
@@ -76,8 +78,10 @@ class Question:
         self.render(task, None, [0] if self.answer == "multi" else 0, 0)
 
     def draw(self, label: int | list[int], n_classes: int, seed: int) -> list[int]:
-        """The option classes, in the order shown: the true class(es) and the distractors, shuffled."""
+        """The option classes, in the order shown: the true class(es), the ``always`` classes and the
+        distractors (drawn from the other classes), shuffled."""
         truth = sorted(label) if isinstance(label, list) else [label]
+        truth += [k for k in self.always if k not in truth]
         rng = np.random.default_rng(seed)
         wrong = [k for k in range(n_classes) if k not in truth]
         count = len(wrong) if self.distractors is None else min(self.distractors, len(wrong))
@@ -146,4 +150,36 @@ def build_question(config: dict[str, Any], output_type: str, space, path: Path) 
     for key, text in texts.items():
         if not isinstance(text, str) or not text.strip():
             raise _fail(path, f"question.{key} must be a non-empty Jinja template")
-    return Question(texts["text"], answer, distractors, texts["layout"], path)
+    return Question(texts["text"], answer, distractors, texts["layout"], path,
+                    always=_always(block.get("always", []), space, path))
+
+
+def _always(value: Any, space, path: Path) -> tuple[int, ...]:
+    """``question.always``: names of classes offered in every question, as class indices."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _fail(path, "question.always must be a list of class names")
+    unknown = [v for v in value if v not in space.names]
+    if unknown:
+        raise _fail(path, f"question.always names unknown class(es) {', '.join(unknown)}; "
+                          f"classes: {', '.join(space.names)}")
+    return tuple(space.names.index(v) for v in dict.fromkeys(value))
+
+
+def guess_of_questions(task, records, run_seed: int = 0) -> dict[str, float | None]:
+    """The exact random-guess baseline (``focus_eval.metrics.classes.random_guess``) of the questions ``task``
+    asks of ``records`` under ``run_seed``, computed from the options alone, with no model: what a results
+    line's ``extra.random_guess`` holds for these records."""
+    from types import SimpleNamespace
+
+    from focus_eval.metrics.classes import random_guess
+
+    y = np.zeros((len(records), task.n_classes))
+    options = np.zeros_like(y)
+    for row, record in enumerate(records):
+        label = task.label(record)
+        y[row, label] = 1
+        drawn = task.question.draw(label, task.n_classes, option_seed(run_seed, task.name, record.image_id))
+        options[row, drawn] = 1
+    arrays = SimpleNamespace(y=y, options=options, error=np.zeros(len(records), dtype=bool),
+                             multilabel=task.multilabel)
+    return random_guess(arrays)

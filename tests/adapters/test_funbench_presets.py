@@ -28,7 +28,7 @@ LINE_UP = {
     "internvl2.5-8b": ("InternVL2.5-8B", "general", "InternVLForConditionalGeneration", "tiny-internvl"),
     "huatuogpt-vision-7b": ("HuatuoGPT-Vision-7B", "medical", "LlavaForConditionalGeneration", "tiny-llava"),
     "janus-pro-7b": ("Janus-Pro-7B", "general", "JanusForConditionalGeneration", "tiny-janus"),
-    "qilin-med-vl-chat": ("Qilin-Med-VL-Chat", "medical", None, None),
+    "qilin-med-vl-chat": ("Qilin-Med-VL-Chat", "medical", "LlavaForConditionalGeneration", "tiny-llava"),
 }
 # the tiny models added for the line-up, with their class and the pooling their presets name
 TINY = {"tiny-llava": ("LlavaForConditionalGeneration", "cls"),
@@ -86,10 +86,23 @@ def test_the_default_grid_leaves_the_line_up_out_and_runs_it_when_named():
     assert [p.name for p in select_presets("qwen2*-vl-7b")] == ["qwen2-vl-7b", "qwen2.5-vl-7b"]
 
 
-def test_remote_code_preset_is_refused_without_the_flag():
-    with pytest.raises(FocusError, match=r"'qilin-med-vl-chat' runs code from its model repository; "
-                                         r"pass --trust-remote-code"):
-        load_adapter(load_preset("qilin-med-vl-chat"), "cpu")
+@pytest.mark.parametrize("name, source, steps", [
+    ("internvl2.5-8b", "OpenGVLab/InternVL2_5-8B@e9e4c0dc1db56bfab10458671519b7fa3dd29463",
+     "convert_internvl_weights_to_hf.py"),
+    ("qilin-med-vl-chat", "williamliu/Qilin-Med-VL-Chat@386ff83b4469a09e179cf2fd293fa9769b6ad50d",
+     "convert_llava_weights_to_hf.py")])
+def test_presets_of_unconverted_checkpoints_stop_with_the_conversion_steps(name, source, steps):
+    # the paper's checkpoint, pinned, is named; loading it from the Hub stops before any download
+    with pytest.raises(FocusError, match=re.escape(source) + r" is published in a format .*" + re.escape(steps)):
+        load_adapter(load_preset(name), "cpu")
+
+
+def test_a_converted_folder_passes_the_conversion_check(tmp_path):
+    from focus_eval.adapters.mllm import check_converted
+
+    check_converted(load_preset("qilin-med-vl-chat", {"source": str(tmp_path)}))  # a local folder: no refusal
+    with pytest.raises(FocusError, match="settings.conversion must be the conversion steps"):
+        check_converted(load_preset("tiny-llava", {"conversion": " "}))
 
 
 def test_internvl_presets_keep_one_tile_per_image(tmp_path, monkeypatch):

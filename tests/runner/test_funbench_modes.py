@@ -14,7 +14,8 @@ from focus_eval.errors import FocusError
 
 MLLMS = ("tiny-medgemma", "tiny-qwen-vl", "tiny-llava-next")
 # FunBench's Table 3: the task codes each modular mode leaves out
-MODE_SKIPS = {"ve_probe": ("l1a", "l1b", "l2a", "l3b", "l3c", "l3d"), "knowledge_prompt": ("l1a", "l1b", "l2a", "l4a")}
+MODE_SKIPS = {"ve_probe": ("l1a", "l1b", "l2a", "l3b", "l3c", "l3d"),
+              "knowledge_prompt": ("l1a", "l1b", "l2a", "l3b", "l3c", "l3d", "l4a")}
 
 
 def _adapter(name, **settings):

@@ -9,7 +9,8 @@ import pytest
 from focus_eval.synth import layouts
 from focus_eval.task import TaskIndex
 
-NEW_DATASETS = ("ddr", "retinal_lesions", "idrid_seg", "idrid_loc", "oia_odir", "deepdrid", "octdl", "oct2017")
+NEW_DATASETS = ("ddr", "retinal_lesions", "idrid_seg", "idrid_loc", "oia_odir", "deepdrid", "octdl", "oct2017",
+                "mmc_amd")
 METHODS = ("multiple_choice", "ve_probe", "knowledge_prompt")
 
 

@@ -48,9 +48,9 @@ def test_ddr_grading_keeps_the_ungradable_class(index):
 
 @pytest.mark.parametrize("name, skipped", [
     ("funbench_l2a_fovea_position_idrid_loc", {"ve_probe", "linear_probe", "knowledge_prompt"}),
-    ("funbench_l3b_hemorrhage_idrid_seg", {"ve_probe", "linear_probe"}),
-    ("funbench_l3c_hemorrhage_ddr", {"ve_probe", "linear_probe"}),
-    ("funbench_l3d_hemorrhage_retinal_lesions", {"ve_probe", "linear_probe"}),
+    ("funbench_l3b_hemorrhage_idrid_seg", {"ve_probe", "linear_probe", "knowledge_prompt"}),
+    ("funbench_l3c_hemorrhage_ddr", {"ve_probe", "linear_probe", "knowledge_prompt"}),
+    ("funbench_l3d_hemorrhage_retinal_lesions", {"ve_probe", "linear_probe", "knowledge_prompt"}),
     ("funbench_l3a_hemorrhage_idrid_seg", set()), ("funbench_l2b_laterality_idrid_loc", set())])
 def test_mode_skips_with_reasons(index, name, skipped):
     skips = index.get(name).skip_methods

@@ -11,7 +11,8 @@ from helpers.records import image_record
 
 from focus_eval.metrics.classes import ClassArrays, class_metrics, confusion, random_guess
 
-DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions")
+DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions",
+            "mmc_amd", "octid", "neh")
 
 
 record = partial(image_record, "octdl")
@@ -19,8 +20,12 @@ record = partial(image_record, "octdl")
 
 def test_modality_tasks_on_every_dataset_and_the_l1_group(index):
     l1 = {f"funbench_{code}_modality_{d}" for code in ("l1a", "l1b") for d in DATASETS}
-    assert set(index.groups["funbench_l1"].tasks) == l1
-    assert l1 <= set(index.groups["funbench"].tasks)
+    # L1b is scored on the datasets holding several modalities; the single-modality ones are a group apart
+    single = {f"funbench_l1b_modality_{d}" for d in DATASETS if d not in ("deepdrid", "mmc_amd")}
+    assert set(index.groups["funbench_l1"].tasks) == l1 - single
+    assert set(index.groups["funbench_l1b_single_modality"].tasks) == single
+    assert l1 - single <= set(index.groups["funbench"].tasks)
+    assert not single & set(index.groups["funbench"].tasks)
     for name in l1:
         task = index.get(name)
         assert set(task.skip_methods) == {"ve_probe", "linear_probe", "knowledge_prompt"}
@@ -39,6 +44,10 @@ def test_l1b_truth_is_the_record_modality(index):
     fine = index.get("funbench_l1b_modality_deepdrid")
     assert [fine.label(record(modality=m)) for m in ("cfp", "oct", "uwf")] == [0, 1, 2]
     assert fine.label_space.names == ["cfp", "oct", "uwf", "xray", "mri"]
+    # every question offers the three retinal modalities and one of X-ray and MRI
+    for seed in range(20):
+        drawn = fine.question.draw(2, fine.n_classes, seed)
+        assert len(drawn) == 4 and {0, 1, 2} <= set(drawn) and len(set(drawn) & {3, 4}) == 1
 
 
 def test_disease_tasks_read_the_new_records(index):

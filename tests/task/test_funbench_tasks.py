@@ -36,6 +36,12 @@ SHIPPED |= {f"funbench_{code}_{lesion}_{d}" for lesion in LESIONS for d in ("ddr
 SHIPPED |= {"funbench_l2a_fovea_position_idrid_loc", "funbench_l2b_laterality_idrid_loc",
             "funbench_l2b_laterality_retinal_lesions", "funbench_l4c_dr_grading_ddr",
             "funbench_l4c_dr_grading_retinal_lesions"}
+SHIPPED |= {"funbench_l1a_modality_mmc_amd", "funbench_l1b_modality_mmc_amd", "funbench_l4a_normal_abnormal_mmc_amd",
+            "funbench_l4d_amd_category_mmc_amd"}
+SHIPPED |= {"funbench_l1a_modality_octid", "funbench_l1b_modality_octid", "funbench_l4a_normal_abnormal_octid",
+            "funbench_l4b_conditions_octid"}
+SHIPPED |= {"funbench_l1a_modality_neh", "funbench_l1b_modality_neh", "funbench_l4a_normal_abnormal_neh",
+            "funbench_l4b_conditions_neh"}
 SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synth_desktop",
          "funbench_l4a_normal_abnormal_synth_desktop", "funbench_l4b_conditions_synth_desktop",
          "funbench_l4c_dr_grading_synth_desktop"}
@@ -48,7 +54,10 @@ def test_shipped_funbench_tasks_and_groups(index):
     funbench = {t.name for t in index.tasks() if t.name.startswith("funbench_")}
     assert funbench == SHIPPED | SYNTH
     groups = index.groups
-    assert set(groups["funbench"].tasks) == SHIPPED and set(groups["funbench_synth_desktop"].tasks) == SYNTH
+    single = {t for t in SHIPPED if t.startswith("funbench_l1b_") and not t.endswith(("_deepdrid", "_mmc_amd"))}
+    assert set(groups["funbench"].tasks) == SHIPPED - single
+    assert set(groups["funbench_l1b_single_modality"].tasks) == single and len(single) == 10
+    assert set(groups["funbench_synth_desktop"].tasks) == SYNTH
     for level in ("l2", "l3", "l4"):
         assert set(groups[f"funbench_{level}"].tasks) == {t for t in SHIPPED if t.startswith(f"funbench_{level}")}
     types = {t.name: t.output_type for t in index.tasks() if t.name in SYNTH}
@@ -93,9 +102,9 @@ def test_questions_are_reproducible_by_seed_with_the_funbench_instructions(index
     assert len(orders) > 1  # another run seed shuffles differently
     multi = index.get("funbench_l4b_conditions_rfmid")
     asked = multi.question.render(multi, None, [1, 36], 11)
-    assert asked.prompt.startswith(MULTI_INSTRUCTION) and len(asked.options) == 2 + 3  # truths + 3 distractors
+    assert asked.prompt.startswith(MULTI_INSTRUCTION) and len(asked.options) == 2 + 4  # truths + 4 distractors
     letters = asked.answer.split(",")
-    assert [asked.options["ABCDE".index(x)] for x in letters] == sorted([1, 36], key=asked.options.index)
+    assert [asked.options["ABCDEF".index(x)] for x in letters] == sorted([1, 36], key=asked.options.index)
     two = index.get("funbench_l2b_laterality_mbrset").question.render(
         index.get("funbench_l2b_laterality_mbrset"), None, 0, 5)
     assert sorted(two.options) == [0, 1] and two.prompt.count("\n") == 3
@@ -127,6 +136,10 @@ def write_task(tmp_path, body: str) -> Path:
      "question: {text: 'Which eye, {{ record }}?'}\n", "outside the prompt context"),
     ("target: laterality\nclasses: [{name: left, value: left}, {name: right, value: right}]\n"
      "question: {text: 'Which eye?', distractors: 0}\n", "distractors"),
+    ("target: laterality\nclasses: [{name: left, value: left}, {name: right, value: right}]\n"
+     "question: {text: 'Which eye?', always: [middle]}\n", "always names unknown class"),
+    ("target: laterality\nclasses: [{name: left, value: left}, {name: right, value: right}]\n"
+     "question: {text: 'Which eye?', always: left}\n", "always must be a list"),
     ("output_type: multilabel\ntarget: conditions\nclasses: [{name: a, value: a}, {name: b, value: b}]\n"
      "question: {answer: single}\n", "must be multi"),
     ("target: laterality\nclasses: [{name: left, value: left}, {name: right, value: right}]\n"
