@@ -203,10 +203,12 @@ class Runner:
             kwargs: dict[str, Any] = {"trust_remote_code": self.options.trust_remote_code}
             if self.options.adapter:
                 kwargs["adapter_dir"] = self.options.adapter
-            if not self.options.progress:
+            from focus_eval.progress import on_terminal
+
+            if not self.options.progress or not on_terminal():
                 from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()  # its weight-loading bars too
+                hf_logging.disable_progress_bar()  # its weight-loading bars too (off a terminal: a stage line)
             t0 = time.perf_counter()
             with self.stage(f"model {self.preset.name} loaded on {self.state.device}"):
                 self.adapter = load_adapter(self.preset, device=str(self.state.device), **kwargs)
