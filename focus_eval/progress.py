@@ -87,8 +87,30 @@ class StageLine:
         self.close()
 
 
-def bar(total: int | None, desc: str, unit: str = "img", initial: int = 0, stream: TextIO | None = None) -> Any:
-    """A bar for one stage: tqdm on a terminal, a ``StageLine`` elsewhere."""
+class Silent:
+    """A bar that shows nothing (progress turned off), with the same calls."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix(self, **values: Any) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "Silent":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        pass
+
+
+def bar(total: int | None, desc: str, unit: str = "img", initial: int = 0, stream: TextIO | None = None,
+        enabled: bool = True) -> Any:
+    """A bar for one stage: tqdm on a terminal, a ``StageLine`` elsewhere, ``Silent`` when not ``enabled``."""
+    if not enabled:
+        return Silent()
     stream = stream or sys.stderr
     if on_terminal(stream):
         from tqdm import tqdm

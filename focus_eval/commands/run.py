@@ -214,8 +214,10 @@ def print_summary(report) -> None:
     if rows["classes"]:
         print_table(CLASSES, [[*r[:3], *map(_value, r[3:])] for r in rows["classes"]], align="llrrrrr")
     if rows["groups"]:
-        shown = [[f"group {g}", m, f"mean {name}", "-" if v is None else f"{v:.3f}" + ("" if lo is None else f" [{lo:.3f}, "
-                                                                             f"{hi:.3f}]"), f"over {n} task(s)"]
+        def mean(v, lo, hi):
+            return "-" if v is None else f"{v:.3f}" + ("" if lo is None else f" [{lo:.3f}, {hi:.3f}]")
+
+        shown = [[f"group {g}", m, f"mean {name}", mean(v, lo, hi), f"over {n} task(s)"]
                  for g, m, name, v, lo, hi, n in rows["groups"]]
         print_table(("group", "method", "metric", "value", "tasks"), shown, align="lllll")
     print(f"results: {report.model_dir / 'results.jsonl'}  (finished {len(report.finished)}, "
