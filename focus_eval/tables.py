@@ -49,25 +49,53 @@ def render(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str | No
            max_width: int | None = None, color: bool = False, title: str | None = None) -> str:
     """The table as text at most ``max_width`` characters wide (default ``width()``): columns two spaces apart,
     ``align`` one letter per column (``l`` left, ``r`` right; default all left), cells that do not fit wrapped
-    within their column."""
-    from rich import box as _box  # noqa: F401  (rich's table module needs its box styles)
+    within their column at spaces (a word longer than ``WORD`` characters is folded). Where even that does not
+    fit, each row becomes a block: its first cell, then one indented ``column: value`` line per other cell."""
+    max_width = max_width or width()
+    cells = [[cell(v) for v in row] for row in rows]
+    minimum = [_min_width(str(h), [r[i] for r in cells], first=i == 0) for i, h in enumerate(header)]
+    if sum(minimum) + 2 * (len(header) - 1) > max_width:
+        return _records([str(h) for h in header], cells, max_width)
     from rich.console import Console
     from rich.table import Table
 
     justify = {"l": "left", "r": "right", "c": "center"}
     table = Table(box=None, pad_edge=False, padding=(0, 1), show_edge=False, header_style="bold" if color else "",
-                  title=title, title_justify="left", title_style="" if not color else "bold")
+                  title=title, title_justify="left", title_style="bold" if color else "")
     for i, name in enumerate(header):
         kind = (align or "")[i:i + 1] or "l"
-        table.add_column(str(name), justify=justify[kind], overflow="fold")
-    for row in rows:
-        table.add_row(*[cell(v) for v in row])
+        table.add_column(str(name), justify=justify[kind], overflow="fold", min_width=minimum[i])
+    for row in cells:
+        table.add_row(*row)
     out = io.StringIO()
-    console = Console(file=out, width=max_width or width(), color_system="auto" if color else None,
-                      force_terminal=color, no_color=not color, highlight=False, soft_wrap=False,
-                      legacy_windows=False)
+    console = Console(file=out, width=max_width, color_system="auto" if color else None, force_terminal=color,
+                      no_color=not color, highlight=False, soft_wrap=False, legacy_windows=False)
     console.print(table)
     return "\n".join(line.rstrip() for line in out.getvalue().rstrip("\n").split("\n"))
+
+
+WORD = 24  # the widest a column must be to keep its words whole; longer words are folded
+FIRST = 40  # the widest the first column (a row's name) must be to keep its cells on one line
+
+
+def _min_width(name: str, column: list[str], first: bool) -> int:
+    if first:
+        return max(len(name), min(FIRST, max((len(c) for c in column), default=0)))
+    words = [len(w) for c in column for w in c.split()]
+    return max(len(name), min(WORD, max(words, default=0)))
+
+
+def _records(header: list[str], cells: list[list[str]], max_width: int) -> str:
+    """The narrow layout: per row its first cell, then ``column: value`` lines, folded to ``max_width``."""
+    import textwrap
+
+    lines = []
+    for row in cells:
+        lines += textwrap.wrap(row[0], max_width, break_on_hyphens=False) or [""]
+        for name, value in zip(header[1:], row[1:]):
+            lines += textwrap.wrap(f"{name}: {value}", max_width, initial_indent="  ", subsequent_indent="      ",
+                                   break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 def print_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str | None = None,
@@ -85,3 +113,12 @@ def rows_json(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> list[dict
 def print_json(value: Any, file: TextIO | None = None) -> None:
     """Machine-readable output of a command that otherwise prints a table: indented JSON, paths as text."""
     print(json.dumps(value, indent=2, default=str), file=file or sys.stdout)
+
+
+def print_text(text: str, file: TextIO | None = None) -> None:
+    """A line of prose beside a table, folded at spaces to the same width (continuations indented)."""
+    import textwrap
+
+    stream = file or sys.stdout
+    print("\n".join(textwrap.wrap(text, width(stream), subsequent_indent="  ", break_on_hyphens=False,
+                                  break_long_words=False) or [""]), file=stream)

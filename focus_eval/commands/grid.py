@@ -160,8 +160,8 @@ def _status(args: argparse.Namespace) -> int:
         return 0
     from focus_eval.tables import print_table
 
-    print_table(("state", "job", "units", "reason"),
-                [[s.state, s.job.id, f"{s.counts['done']}/{len(s.units)} units done" if s.job.kind == "eval"
+    print_table(("job", "state", "units", "reason"),
+                [[s.job.id, s.state, f"{s.counts['done']}/{len(s.units)} units done" if s.job.kind == "eval"
                   else "adapter", s.reason] for s in statuses])
     totals = {state: sum(1 for s in statuses if s.state == state) for state in STATES}
     print("jobs: " + ", ".join(f"{n} {state}" for state, n in totals.items()))

@@ -12,7 +12,7 @@ from typing import Any
 
 from focus_eval.errors import FocusError
 from focus_eval.options import batch_size, limit  # noqa: F401  (the parsers of --batch-size and --limit)
-from focus_eval.tables import print_json, print_table
+from focus_eval.tables import print_json, print_table, print_text
 
 TASK_LISTINGS = ("list", "list_groups", "list_tasks", "list_tags")
 # lm-eval flags without a counterpart here -> what to do instead
@@ -243,12 +243,12 @@ def print_check(check, options) -> int:
         return 0
     print_table(UNITS, rows, align="lllrrr")
     datasets = len({u.task.dataset for u in check.units})
-    print(f"{len(rows)} unit(s) of {check.preset.name} on {datasets} dataset(s); nothing was loaded or written "
-          f"(--check)")
+    print_text(f"{len(rows)} unit(s) of {check.preset.name} on {datasets} dataset(s); nothing was loaded or "
+               f"written (--check)")
     for stem, reason in {**check.skipped, **check.unserved}.items():
-        print(f"not run: {stem}: {reason}")
+        print_text(f"not run: {stem}: {reason}")
     if estimate is not None:
-        print(estimate["text"])
+        print_text(estimate["text"])
     return 0
 
 
