@@ -123,3 +123,30 @@ def test_the_api_refuses_to_run_with_problems_and_names_them_all(tmp_path):
     assert "unknown model 'tiny-vti'" in message and "'dr_synth_desktp'" in message
     assert f"data root {tmp_path / 'none'} is not a folder" in message
     assert not Path(tmp_path / "o").exists()
+
+
+def test_with_offline_mode_on_a_missing_file_says_so_instead_of_advising_offline_mode(tmp_path, monkeypatch):
+    import huggingface_hub
+
+    from focus_eval.adapters import hub
+    from focus_eval.adapters.checkpoints import hub_file
+    from focus_eval.errors import FocusError
+    from focus_eval.presets import load_preset
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+
+    def not_cached(**kwargs):
+        raise huggingface_hub.errors.LocalEntryNotFoundError("We couldn't connect to 'https://huggingface.co'")
+
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", not_cached)
+    with pytest.raises(FocusError) as raised:
+        hub_file(load_preset("dinov2-l"), "facebook/dinov2-large", "model.safetensors")
+    message = str(raised.value)
+    assert "offline mode is on" in message and "`hf download facebook/dinov2-large`" in message
+    assert str(tmp_path / "hf" / "hub") in message
+    assert "couldn't connect" not in message and "set HF_HUB_OFFLINE=1" not in message
+    assert "set HF_HUB_OFFLINE=1" not in hub.advice("org/name")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    assert "set HF_HUB_OFFLINE=1" in hub.advice("org/name")  # online: offline mode is the way to use the cache
