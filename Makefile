@@ -6,11 +6,15 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
+# The install says what it is doing: one line per stage with its time, and pip's own lines (a progress bar per
+# download on a terminal). A first install fetches torch and its libraries: several minutes.
+STAGE = @t=$$(date +%s); echo "[install] $$(date +%T) $(1)"; $(2) && echo "[install] $$(date +%T) $(1): done in $$(( $$(date +%s) - t )) s"
+
 $(BIN)/focus-eval: setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
-	touch $@
+	$(call STAGE,creating $(VENV) with $(PYTHON),$(PYTHON) -m venv $(VENV))
+	$(call STAGE,upgrading pip,$(BIN)/python -m pip install --upgrade pip)
+	$(call STAGE,installing focus-eval and its test dependencies (torch included: several minutes the first time),$(BIN)/python -m pip install -e '.[test]')
+	@touch $@
 
 .PHONY: install demo test test-fast browser
 install: $(BIN)/focus-eval

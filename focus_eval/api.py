@@ -9,10 +9,6 @@ from typing import Any
 
 from focus_eval.errors import FocusError
 
-NO_DATA_ROOT = ("no data root: pass --data-root DIR (or set FOCUS_DATA) - the folder holding one sub-folder per "
-                "dataset (user datasets may also be given with --dataset-path NAME=DIR); nothing was run")
-
-
 def run_options(model: str, tasks: str | list[str], **options: Any):
     """RunOptions from keyword arguments named as its fields (``focus_eval.options`` declares them: unknown
     names are an error with a suggestion, values are checked with the command line's parsers), among them
@@ -36,9 +32,10 @@ def run_options(model: str, tasks: str | list[str], **options: Any):
 
 
 def prepare_run(model: str, options: dict[str, Any]) -> str:
-    """Check and complete run options in place, once, before anything is written: a data root, a GPU when one
-    is asked for; reads ``models_path`` and ``dataset_path`` (registering the dataset cards) and returns
-    ``model`` as the runner's preset loader reads it (a user preset's name becomes its file)."""
+    """Complete run options in place, once, before anything is written: the data root made absolute; reads
+    ``models_path`` and ``dataset_path`` (registering the dataset cards) and returns ``model`` as the runner's
+    preset loader reads it (a user preset's name becomes its file). What is missing or wrong is left to
+    ``preflight``, which reports every problem at once."""
     from focus_eval.data.manifests import register_manifests
     from focus_eval.data.registry import DATA_ROOT_ENV
     from focus_eval.presets import resolve_model
@@ -46,12 +43,12 @@ def prepare_run(model: str, options: dict[str, Any]) -> str:
     models_path = options["models_path"] = _as_list(options.get("models_path"))
     dataset_path = options["dataset_path"] = _as_list(options.get("dataset_path"))
     data_root = options.get("data_root") or os.environ.get(DATA_ROOT_ENV)
-    if not data_root:
-        raise FocusError(NO_DATA_ROOT)
-    options["data_root"] = Path(data_root).expanduser().resolve()
-    check_device(options.get("device"))
+    options["data_root"] = Path(data_root).expanduser().resolve() if data_root else None
     register_manifests(options["data_root"], dataset_path)
-    return resolve_model(model, models_path)
+    try:
+        return resolve_model(model, models_path)
+    except FocusError:
+        return model  # preflight reports it with the other problems
 
 
 def _as_list(value: Any) -> list[str]:
@@ -62,24 +59,31 @@ def _as_list(value: Any) -> list[str]:
 
 def check_device(device: str | None) -> None:
     """A GPU asked for must be visible: a run never falls back to the CPU silently."""
-    if not device or not str(device).startswith("cuda"):
-        return
-    import torch
+    from focus_eval.runner.preflight import check_device as check
 
-    visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    index = str(device).partition(":")[2]
-    if not visible or (index.isdigit() and int(index) >= visible):
-        shown = os.environ.get("CUDA_VISIBLE_DEVICES")
-        raise FocusError(f"--device {device}: {visible} GPU(s) visible to torch"
-                         f"{f' (CUDA_VISIBLE_DEVICES={shown})' if shown is not None else ''}; "
-                         f"pass --device cpu to run on the CPU, or omit --device to use a GPU when there is one")
+    check(device)
+
+
+def preflight(options, counts: bool = False):
+    """Everything ``options`` needs, checked before anything is loaded or written (``focus_eval.runner.preflight``):
+    a ``Preflight`` with the preset, tasks, units and every problem found; with ``counts``, also its images per
+    split (``Preflight.counts``), read from the label files of the datasets that are there."""
+    from focus_eval.runner.preflight import preflight as check, split_counts
+
+    found = check(options)
+    found.counts = split_counts(found, options) if counts and found.units else {}
+    return found
 
 
 def run(options):
-    """Run an evaluation; returns the runner's report (results lines, finished, skipped and failed units) and
-    the process state (only the main process prints)."""
+    """Run an evaluation once ``preflight`` finds no problem (else a FocusError listing them all); returns the
+    runner's report (results lines, finished, skipped and failed units) and the process state (only the main
+    process prints)."""
     from focus_eval.runner.run import Runner
 
+    if options.check:
+        raise FocusError("check=True runs nothing: focus_eval.api.preflight(options) returns what a run would do")
+    preflight(options).raise_problems()
     runner = Runner(options)
     return runner.run(), runner.state
 

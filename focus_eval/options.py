@@ -200,7 +200,15 @@ class RunOptions:
                          help="bootstrap resamples for confidence intervals")
     use_prepared: bool = option(True, flags=("--no-prepared",), kind=OFF, numbers=True,
                                 help="read raw image files even where a prepared cache exists")
-    progress: bool = option(True, flags=("--no-progress",), kind=OFF, help="turn the progress bars off")
+    progress: bool = option(True, flags=("--no-progress",), kind=OFF,
+                            help="turn the progress bars (and, off a terminal, the per-stage log lines) off")
+    check: bool = option(
+        False, flags=("--check",), kind=ON,
+        help="check the model, tasks, datasets, weights, output folder and device, print the units the run "
+             "would compute (with images per split, and the estimated time on a GPU), then stop: nothing is "
+             "loaded or written")
+    json: bool = option(False, flags=("--json",), kind=ON,
+                        help="print the summary (or --check's units) as JSON instead of a table")
     argv: list[str] = option(factory=list, kind=RECORD)
 
     def __post_init__(self):

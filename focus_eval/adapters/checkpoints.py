@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from focus_eval.adapters.hub import advice, check_reachable
+from focus_eval.adapters.hub import advice, check_reachable, offline, offline_missing
 from focus_eval.digests import cached_file_sha256
 from focus_eval.errors import FocusError
 
@@ -87,6 +87,8 @@ def hub_file(preset, repo_id: str, file_name: str, revision: str | None = None) 
     try:
         return Path(hf_hub_download(repo_id=repo_id, filename=file_name, revision=revision))
     except Exception as exc:  # network, gating and missing-file errors all end the same way for the user
+        if offline():  # the hub's own text says it "couldn't connect": offline mode did not try
+            raise FocusError(f"preset {preset.name!r}: {offline_missing(repo_id)}") from None
         raise FocusError(f"preset {preset.name!r}: cannot fetch {file_name} from {repo_id}@{revision or 'main'} "
                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}). "
                          f"{advice(repo_id, bool(preset.gated))} Or pass --model-args weights=PATH") from None
@@ -331,6 +333,8 @@ def hf_load(loader, preset, source: str, revision: str | None, **kwargs):
             return loader.from_pretrained(source, revision=revision, **kwargs)
     except (OSError, ValueError) as exc:
         local = Path(source).is_dir()
+        if not local and offline():  # the hub's own text says it "couldn't connect": offline mode did not try
+            raise FocusError(f"model {preset.name!r}: {offline_missing(source)}") from None
         hint = "" if local else " " + advice(source, bool(preset.gated))
         raise FocusError(f"model {preset.name!r}: cannot load {source}@{revision or 'local'} "
                          f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}).{hint}") from None

@@ -46,8 +46,34 @@ def cache_folder() -> Path:
     return Path(home).expanduser() / "hub"
 
 
+def cached(repo_id: str, revision: str | None = None) -> Path | None:
+    """The folder of ``repo_id``'s snapshot in the local hub cache (at ``revision`` when it is a commit or a
+    branch the cache has a ref for, else any snapshot), or None when the cache has none."""
+    repo = cache_folder() / f"models--{repo_id.replace('/', '--')}"
+    snapshots = repo / "snapshots"
+    if not snapshots.is_dir():
+        return None
+    if revision:
+        ref = repo / "refs" / revision
+        commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else revision
+        return snapshots / commit if (snapshots / commit).is_dir() else None
+    found = sorted(p for p in snapshots.iterdir() if p.is_dir() and any(p.iterdir()))
+    return found[0] if found else None
+
+
+def offline_missing(repo_id: str) -> str:
+    """What to do when offline mode is on and ``repo_id`` is not in the cache."""
+    return (f"offline mode is on (HF_HUB_OFFLINE={os.environ.get('HF_HUB_OFFLINE', '')}) and the weights of "
+            f"{repo_id} are not in the cache at {cache_folder()}; download them on a machine with network: "
+            f"`hf download {repo_id}` (then copy the cache folder here, or point HF_HOME at it), or give a local "
+            f"copy with --model-args source=DIR")
+
+
 def advice(repo_id: str, gated: bool = False) -> str:
-    """What to do when a hub repository cannot be read: offline mode and its cache, the licence page, login."""
+    """What to do when a hub repository cannot be read: offline mode and its cache (when it is on already: that
+    the files are not there and how to get them), the licence page, login."""
+    if offline():
+        return offline_missing(repo_id) + "."
     page = f"{endpoint().rstrip('/')}/{repo_id}"
     text = (f"To run from files already downloaded, set HF_HUB_OFFLINE=1 (the cache read is {cache_folder()}); "
             f"a local copy of the model can also be given as a folder (--model-args source=DIR or pretrained=DIR).")

@@ -18,7 +18,7 @@ import torch
 
 from focus_eval.adapters import checkpoints
 from focus_eval.adapters.base import PresetAdapter
-from focus_eval.adapters.hub import advice
+from focus_eval.adapters.hub import advice, offline, offline_missing
 from focus_eval.adapters.lora import load_lora
 from focus_eval.adapters.mllm_images import ImageBatch, ImageProcessing, collate
 from focus_eval.adapters.mllm_parse import NO_WORDS, YES_WORDS, parse_yes_no, single_token_variants
@@ -570,6 +570,8 @@ class HFMLLMAdapter(PresetAdapter, MLLMScorer):
                 source, revision=revision, dtype=dtype, attn_implementation=attention, trust_remote_code=remote,
                 output_loading_info=True, **placement)
         except (OSError, ValueError, KeyError) as exc:
+            if not Path(source).is_dir() and offline():  # the hub's text says it "couldn't connect"
+                raise FocusError(f"model {preset.name!r}: {offline_missing(source)}") from None
             hint = "" if Path(source).is_dir() else " " + advice(source, bool(preset.gated))
             raise FocusError(f"model {preset.name!r}: cannot load {source}"
                              f"{'@' + revision if revision else ''}: {exc}.{hint}") from exc

@@ -160,10 +160,10 @@ def without_draft(prepared: Prepared, sizes: Sizes, env: Env, reference_run: Mea
     return {"ours_without_draft": measured.to_dict()}
 
 
-def without_draft_lines(result: dict[str, Any]) -> list[str]:
+def without_draft_lines(result: dict[str, Any]) -> list[list[str]]:
     return [row(ours=result["ours_without_draft"]["img_s"], what="without JPEG draft decoding")]
 
 
-def stage_lines(result: dict[str, Any]) -> list[str]:
+def stage_lines(result: dict[str, Any]) -> list[list[str]]:
     return [stage_line(result["reference"]["stages"], "reference stages"),
             stage_line(result["ours"]["stages"], "focus-eval stages")]

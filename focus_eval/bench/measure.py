@@ -122,18 +122,18 @@ def compare(reference: Measurement, ours: Measurement) -> dict[str, Any]:
             "ours": ours.to_dict()}
 
 
-def stage_line(stages: dict[str, Any], what: str) -> str:
-    """One printed line: each stage's share of the wall time, and the bottleneck."""
+def stage_line(stages: dict[str, Any], what: str) -> list[str]:
+    """A row of the printed table under a workload: each stage's share of the wall time, and the bottleneck."""
     wall = stages["wall_s"] or 1.0
     shares = " ".join(f"{name} {100 * seconds / wall:.0f}%" for name, seconds in stages["stages_s"].items())
     rest = 100 * stages["unaccounted_s"] / wall
-    return f"{'':<13} {what}: {shares}, other {rest:.0f}% (bottleneck: {stages['bottleneck']})"
+    return row(what=f"{what}: {shares}, other {rest:.0f}% (bottleneck: {stages['bottleneck']})")
 
 
 def row(reference: float | str = "", ours: float | str = "", ratio: float | str = "", what: str = "",
-        name: str = "") -> str:
-    """One line of the printed table; numbers are formatted, empty cells keep the columns aligned."""
-    ref = f"{reference:>16.2f}" if isinstance(reference, float) else f"{reference:>16}"
-    own = f"{ours:>17.2f}" if isinstance(ours, float) else f"{ours:>17}"
-    times = f"{ratio:>6.2f}x" if isinstance(ratio, float) else f"{ratio:>7}"
-    return f"{name:<13} {ref} {own} {times}  {what}"
+        name: str = "") -> list[str]:
+    """One row of the printed table (``focus_eval.tables``): numbers formatted, empty cells left empty."""
+    ref = f"{reference:.2f}" if isinstance(reference, float) else str(reference)
+    own = f"{ours:.2f}" if isinstance(ours, float) else str(ours)
+    times = f"{ratio:.2f}x" if isinstance(ratio, float) else str(ratio)
+    return [name, ref, own, times, what]

@@ -226,7 +226,7 @@ def main_thread(prepared: Prepared, sizes: Sizes, env: Env, reference_run: Measu
     return {"ours_main_thread": alone.to_dict(), "ours_prepared": copies.to_dict()}
 
 
-def main_thread_lines(result: dict[str, Any]) -> list[str]:
+def main_thread_lines(result: dict[str, Any]) -> list[list[str]]:
     ours_ = result["ours"]["img_s"]
     alone, copies = result["ours_main_thread"]["img_s"], result["ours_prepared"]["img_s"]
     return [stage_line(result["ours"]["stages"], "focus-eval stages"),
@@ -239,7 +239,7 @@ def longer_answers(prepared: Prepared, sizes: Sizes, env: Env, reference_run: Me
     return {"reference_16_tokens": reference_loop(prepared, sizes.reference_long, 16, env).to_dict()}
 
 
-def longer_answers_lines(result: dict[str, Any]) -> list[str]:
+def longer_answers_lines(result: dict[str, Any]) -> list[list[str]]:
     return [row(reference=result["reference_16_tokens"]["img_s"], what="reference with 16 new tokens")]
 
 
@@ -287,7 +287,7 @@ def three_tasks(prepared: Prepared, sizes: Sizes, env: Env, reference_run: Measu
                 "is its per-task rate divided by three (one generate() per image and task)"}}
 
 
-def three_tasks_lines(result: dict[str, Any]) -> list[str]:
+def three_tasks_lines(result: dict[str, Any]) -> list[list[str]]:
     three = result["three_tasks"]
     best = three["shared_tower_and_prefix"]["img_s"]
     return [row(reference=three["reference_img_s"], ours=best, ratio=best / three["reference_img_s"],

@@ -14,6 +14,8 @@ from typing import Any
 
 from focus_eval.bench.measure import Env, compare, environment, row
 from focus_eval.bench.workloads import WORKLOADS, Workload
+from focus_eval.progress import log
+from focus_eval.tables import print_table
 
 DESCRIPTION = ("Throughput benchmark: reference-style loops against focus-eval's own paths, on the same inputs, "
                "in one process.")
@@ -68,17 +70,20 @@ def _run(workloads: list[Workload], env: Env, json_path: str | None, out) -> dic
         "torch": torch.__version__, "transformers": transformers.__version__, "tiny": env.tiny,
         "workers": env.workers, "repeat": env.clock.repeat, "workloads": {}}
     print(f"focus-eval bench on {env.label}{' (tiny models)' if env.tiny else ''}, {report['date']}", file=out)
-    print(row("reference img/s", "focus-eval img/s", "ratio", "what", name="workload"), file=out)
+    rows = []
     with tempfile.TemporaryDirectory(prefix="focus-bench-") as tmp:
         for workload in workloads:
             result, lines = measure_workload(workload, env, Path(tmp))
             report["workloads"][workload.name] = result
-            print(row(result["reference_img_s"], result["ours_img_s"], result["ratio"], workload.description,
-                      name=workload.name), file=out)
-            for line in lines:
-                print(line, file=out)
+            log(f"bench {workload.name} {result['ours_img_s']:.2f} img/s against {result['reference_img_s']:.2f} "
+                f"(ratio {result['ratio']:.2f}x)")
+            rows.append(row(result["reference_img_s"], result["ours_img_s"], result["ratio"], workload.description,
+                            name=workload.name))
+            # an extra's line is a row (measure.row) or a note, shown in the row's 'what' column
+            rows += [line if isinstance(line, list) else row(what=str(line)) for line in lines]
             if env.device.type == "cuda":
                 torch.cuda.empty_cache()
+    print_table(("workload", "reference img/s", "focus-eval img/s", "ratio", "what"), rows, align="lrrrl", file=out)
     if json_path:
         Path(json_path).write_text(json.dumps(report, indent=2), encoding="utf-8")
         print(f"wrote {json_path}", file=out)

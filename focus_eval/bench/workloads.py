@@ -13,11 +13,11 @@ from focus_eval.bench.measure import Env, Measurement, Sizes
 
 @dataclass(frozen=True)
 class Extra:
-    """A further measurement of a workload: keys added to its result, and lines printed under its row.
+    """A further measurement of a workload: keys added to its result, and rows printed under its row.
     ``measure`` gets the prepared state, the sizes, the environment and the reference loop's measurement."""
 
     measure: Callable[[Any, Sizes, Env, Measurement], dict[str, Any]]
-    lines: Callable[[dict[str, Any]], list[str]]
+    lines: Callable[[dict[str, Any]], list]  # rows (measure.row) or notes (text)
 
 
 @dataclass(frozen=True)

@@ -173,9 +173,37 @@ def run_check(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"data_root": str(root), "datasets": reports}, indent=2))
     else:
+        from focus_eval.tables import print_table, width
+
+        print_table(CHECK_COLUMNS, [check_row(r) for r in reports], align="llrrrrl")
+        print()
+        fit = width(sys.stdout)
         for report in reports:
-            print("\n".join(_check_lines(report)))
+            for line in _check_lines(report):
+                print("\n".join(_wrapped(line, fit)))
     return 0 if all(r["usable"] for r in reports) else 1
+
+
+CHECK_COLUMNS = ("dataset", "state", "images", "train", "val", "test", "split check")
+
+
+def check_row(report: dict) -> list:
+    """A dataset's line in the table at the top of 'datasets check': what was found, images per split."""
+    state = "ok" if report.get("usable") else "NOT FOUND" if not report["found"] else "UNUSABLE"
+    images = report.get("images") or {}
+    check = report.get("split_check")
+    return [report["name"], state, images.get("cohort"), *[images.get(s) for s in splits.SPLITS],
+            check if check in (None, "ok") else "failed (below)"]
+
+
+def _wrapped(line: str, fit: int) -> list[str]:
+    """A report line folded at spaces to ``fit`` characters, its continuation indented under it."""
+    import textwrap
+
+    if len(line) <= fit:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    return textwrap.wrap(line, fit, subsequent_indent=indent, break_long_words=True, break_on_hyphens=False)
 
 
 def _check_lines(report: dict, max_rows: int = 10) -> list[str]:

@@ -17,32 +17,42 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--models", default=",".join(DEMO_MODELS), help="comma-separated presets to evaluate")
     p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples per confidence interval")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bars (on a terminal) or per-stage log lines (elsewhere)")
 
 
 def run(args: argparse.Namespace) -> int:
+    from focus_eval.progress import log
+
+    start = time.perf_counter()
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    out = args.out.resolve()
+    # the first line comes before torch and the models are imported, which takes a while on a cold machine
+    log(f"demo: {len(models)} model(s) on the synthetic tasks, writing to {out}")
     from focus_eval.leaderboard import build_site
     from focus_eval.runner.run import RunOptions, Runner
     from focus_eval.synth.datasets import write_synthetic
 
-    start = time.perf_counter()
-    out = args.out.resolve()
     data, results, site = out / "data", out / "results", out / "site"
     if not (data / "synth_desktop").is_dir() or not (data / "synth_mobile").is_dir():
-        print(f"[demo] writing {args.n} synthetic images per dataset to {data}")
+        log(f"demo: writing {args.n} synthetic images per dataset to {data}")
+        t0 = time.perf_counter()
         write_synthetic(data, n=args.n, seed=args.seed)
+        log(f"demo: synthetic datasets written ({time.perf_counter() - t0:.1f} s)")
     failed = 0
-    for model in [m.strip() for m in args.models.split(",") if m.strip()]:
+    for model in models:
         t0 = time.perf_counter()
         options = RunOptions(model=model, tasks=DEMO_TASKS, data_root=data, output_path=results, seed=args.seed,
-                             n_boot=args.n_boot, cache_dir=out / "cache", progress=False,
+                             n_boot=args.n_boot, cache_dir=out / "cache", progress=not args.no_progress,
                              argv=["focus-eval", "demo", "--model", model])
         report = Runner(options).run()
         failed += len(report.failed)
         aurocs = [r["metrics"]["auroc"] for r in report.results if r["metrics"].get("auroc") is not None]
         best = f"best AUROC {max(aurocs):.3f}" if aurocs else "no AUROC"
-        print(f"[demo] {model:<20} {len(report.results):>2} results, {best}  ({time.perf_counter() - t0:.1f} s)")
+        print(f"[demo] {model:<20} {len(report.results):>2} results, {best}  ({time.perf_counter() - t0:.1f} s)",
+              flush=True)
         for stem, reason in report.failed.items():
-            print(f"[demo]   failed {stem}: {reason}")
+            print(f"[demo]   failed {stem}: {reason}", flush=True)
     index = build_site([results], site)
     print(f"[demo] leaderboard: {index.as_uri() if hasattr(index, 'as_uri') else index}")
     print(f"[demo] done in {time.perf_counter() - start:.1f} s")

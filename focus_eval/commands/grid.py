@@ -118,10 +118,11 @@ def _plan(args: argparse.Namespace) -> int:
 
 
 def _print_jobs(plan) -> None:
-    print(f"{'job':<52} {'configs':>7} {'images':>7} {'GPU GB':>7} {'minutes':>8}  after")
-    for j in plan.jobs:
-        print(f"{j.id:<52} {j.configurations:>7} {j.images:>7} {j.gpu_memory_gb:>7.1f} {j.minutes:>8.0f}  "
-              f"{','.join(j.after) or '-'}")
+    from focus_eval.tables import print_table
+
+    print_table(("job", "configs", "images", "GPU GB", "minutes", "after"),
+                [[j.id, j.configurations, j.images, f"{j.gpu_memory_gb:.1f}", f"{j.minutes:.0f}",
+                  ",".join(j.after) or "-"] for j in plan.jobs], align="lrrrrl")
 
 
 def _print_summary(plan) -> None:
@@ -157,10 +158,11 @@ def _status(args: argparse.Namespace) -> int:
                 for s in statuses]
         print(json.dumps(rows, indent=1))
         return 0
-    for s in statuses:
-        counts = s.counts
-        units = f"{counts['done']}/{len(s.units)} units done" if s.job.kind == "eval" else "adapter"
-        print(f"{s.state:<8} {s.job.id:<52} {units:<18} {s.reason}".rstrip())
+    from focus_eval.tables import print_table
+
+    print_table(("job", "state", "units", "reason"),
+                [[s.job.id, s.state, f"{s.counts['done']}/{len(s.units)} units done" if s.job.kind == "eval"
+                  else "adapter", s.reason] for s in statuses])
     totals = {state: sum(1 for s in statuses if s.state == state) for state in STATES}
     print("jobs: " + ", ".join(f"{n} {state}" for state, n in totals.items()))
     return 0

@@ -48,27 +48,18 @@ def row(preset, with_file: bool = False) -> dict:
     return out
 
 
-def _cell(value) -> str:
-    if isinstance(value, list):
-        return ",".join(value)
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return "-" if value is None else str(value)
-
-
-def table(rows: list[dict]) -> str:
-    columns = list(rows[0]) if rows else list(COLUMNS)
-    cells = [columns] + [[_cell(r[c]) for c in columns] for r in rows]
-    widths = [max(len(line[i]) for line in cells) for i in range(len(columns))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in cells)
-
-
 def run(args: argparse.Namespace) -> int:
     presets = select(args.pattern, args.models_path)
     # a preset column only when user presets are listed, so the built-in listing keeps its shape
     with_file = any(p.origin != "built-in" for p in presets)
     rows = [row(p, with_file) for p in presets]
-    print(json.dumps(rows, indent=2) if args.json else table(rows))
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        from focus_eval.tables import print_table
+
+        columns = list(rows[0]) if rows else list(COLUMNS)
+        print_table(columns, [[r[c] for c in columns] for r in rows])
     if not args.json and not args.pattern:
         print(FAMILY_NOTE, file=sys.stderr)  # a hint for people; the table on stdout stays machine-readable
     return 0

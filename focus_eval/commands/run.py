@@ -12,6 +12,7 @@ from typing import Any
 
 from focus_eval.errors import FocusError
 from focus_eval.options import batch_size, limit  # noqa: F401  (the parsers of --batch-size and --limit)
+from focus_eval.tables import print_json, print_table, print_text
 
 TASK_LISTINGS = ("list", "list_groups", "list_tasks", "list_tags")
 # lm-eval flags without a counterpart here -> what to do instead
@@ -124,10 +125,15 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)
     tasks, values["include_path"] = task_files(values.pop("tasks"), values["include_path"])
     options = api.run_options(values.pop("model"), tasks, **values, argv=["focus-eval", *sys.argv[1:]])
+    if options.check:
+        return print_check(api.preflight(options, counts=True), options)
     report, state = api.run(options)
     if not state.is_main_process:
         return 0
-    print_summary(report)
+    if options.json:
+        print_json(summary_json(report))
+    else:
+        print_summary(report)
     return 1 if report.failed else 0
 
 
@@ -164,34 +170,113 @@ def _value(value) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def print_summary(report) -> None:
-    rows = [r for r in report.results if not r.get("output_type")]
-    if rows:
-        print(f"{'task':<28} {'method':<13} {'n':>6} {'n_pos':>6} {'auroc':>7} {'auprc':>7} {'acc':>7} {'ece':>7}")
-        for r in sorted(rows, key=lambda r: (r["task"], r["method"])):
-            m = r["metrics"]
+BINARY = ("task", "method", "n", "n_pos", "auroc", "auprc", "acc", "ece", "flags")
+CLASSES = ("task", "method", "n", "f1", "guess", "acc", "kappa")
+GROUPS = ("group", "method", "metric", "mean", "ci_low", "ci_high", "tasks")
 
-            def f(k):
-                return f"{m[k]:.3f}" if m.get(k) is not None else "-"
 
-            flags = " proxy" if r.get("proxy") else ""
-            flags += " underpowered" if r.get("underpowered") else ""
-            print(f"{r['task']:<28} {r['method']:<13} {r['n']:>6} {r['n_pos']:>6} {f('auroc'):>7} {f('auprc'):>7} "
-                  f"{f('accuracy'):>7} {f('ece'):>7}{flags}")
-    classes = [r for r in report.results if r.get("output_type")]
-    if classes:  # multi-class tasks: FunBench's F1 beside its random-guess value
-        print(f"{'task':<42} {'method':<16} {'n':>6} {'f1':>7} {'guess':>7} {'acc':>7} {'kappa':>7}")
-        for r in sorted(classes, key=lambda r: (r["task"], r["method"])):
-            m, guess = r["metrics"], (r["extra"].get("random_guess") or {}).get("funbench_f1")
-            print(f"{r['task']:<42} {r['method']:<16} {r['n']:>6} {_value(m['funbench_f1']):>7} {_value(guess):>7} "
-                  f"{_value(m['accuracy']):>7} {_value(m['qw_kappa']):>7}")
+def summary_rows(report) -> dict[str, list[list]]:
+    """The summary's three tables as rows of values (None where a metric has none): binary tasks, multi-class
+    tasks (FunBench's F1 beside its random-guess value), group means."""
+    binary, classes, groups = [], [], []
+    for r in sorted(report.results, key=lambda r: (r["task"], r["method"])):
+        m = r["metrics"]
+        if not r.get("output_type"):
+            flags = " ".join(f for f in ("proxy", "underpowered") if r.get(f))
+            binary.append([r["task"], r["method"], r["n"], r["n_pos"], m.get("auroc"), m.get("auprc"),
+                           m.get("accuracy"), m.get("ece"), flags])
+        else:
+            guess = (r["extra"].get("random_guess") or {}).get("funbench_f1")
+            classes.append([r["task"], r["method"], r["n"], m["funbench_f1"], guess, m["accuracy"], m["qw_kappa"]])
     for g in report.groups:
         name = "auroc" if "auroc" in g["metrics"] else "funbench_f1"
-        value, (low, high) = g["metrics"][name], g["ci"][name]
-        shown = "-" if value is None else f"{value:.3f}" + ("" if low is None else f" [{low:.3f}, {high:.3f}]")
-        print(f"group {g['group']:<22} {g['method']:<13} mean {name} {shown} over {len(g['tasks'])} task(s)")
+        low, high = g["ci"][name]
+        groups.append([g["group"], g["method"], name, g["metrics"][name], low, high, len(g["tasks"])])
+    return {"binary": binary, "classes": classes, "groups": groups}
+
+
+def summary_json(report) -> dict:
+    """``--json``: the summary's rows as records, the results file and the counts of units."""
+    rows = summary_rows(report)
+    return {"results": str(report.model_dir / "results.jsonl"),
+            "binary": [dict(zip(BINARY, r)) for r in rows["binary"]],
+            "classes": [dict(zip(CLASSES, r)) for r in rows["classes"]],
+            "groups": [dict(zip(GROUPS, r)) for r in rows["groups"]],
+            "finished": len(report.finished), "already_done": len(report.skipped), "failed": dict(report.failed),
+            "skipped_by_task": dict(report.skipped_by_task)}
+
+
+def print_summary(report) -> None:
+    rows = summary_rows(report)
+    if rows["binary"]:
+        print_table(BINARY[:-1] + ("",), [[*r[:4], *map(_value, r[4:8]), r[8]] for r in rows["binary"]],
+                    align="llrrrrrrl")
+    if rows["classes"]:
+        print_table(CLASSES, [[*r[:3], *map(_value, r[3:])] for r in rows["classes"]], align="llrrrrr")
+    if rows["groups"]:
+        def mean(v, lo, hi):
+            return "-" if v is None else f"{v:.3f}" + ("" if lo is None else f" [{lo:.3f}, {hi:.3f}]")
+
+        shown = [[f"group {g}", m, f"mean {name}", mean(v, lo, hi), f"over {n} task(s)"]
+                 for g, m, name, v, lo, hi, n in rows["groups"]]
+        print_table(("group", "method", "metric", "value", "tasks"), shown, align="lllll")
     print(f"results: {report.model_dir / 'results.jsonl'}  (finished {len(report.finished)}, "
           f"already done {len(report.skipped)}, failed {len(report.failed)}, "
           f"skipped by their task {len(report.skipped_by_task)})")
     for stem, reason in report.failed.items():
         print(f"failed: {stem}: {reason}", file=sys.stderr)
+
+
+UNITS = ("task", "method", "dataset", "train", "val", "test")
+
+
+def print_check(check, options) -> int:
+    """``--check``: every problem (exit 2), else the units the run would compute with their images per split and,
+    on a GPU, the estimated time; nothing is loaded or written."""
+    check.raise_problems()
+    rows = [[u.task.name, u.method, u.task.dataset,
+             *[check.counts.get(u.task.name, {}).get(s) for s in ("train", "val", "test")]] for u in check.units]
+    estimate = gpu_estimate(check, options.device)
+    if options.json:
+        print_json({"model": check.preset.name, "units": [dict(zip(UNITS, r)) for r in rows],
+                    "skipped_by_task": check.skipped, "not_scored": check.unserved, "estimate": estimate})
+        return 0
+    print_table(UNITS, rows, align="lllrrr")
+    datasets = len({u.task.dataset for u in check.units})
+    print_text(f"{len(rows)} unit(s) of {check.preset.name} on {datasets} dataset(s); nothing was loaded or "
+               f"written (--check)")
+    for stem, reason in {**check.skipped, **check.unserved}.items():
+        print_text(f"not run: {stem}: {reason}")
+    if estimate is not None:
+        print_text(estimate["text"])
+    return 0
+
+
+def gpu_estimate(check, device: str | None) -> dict | None:
+    """On a GPU named with --device, the run's estimated time from the benchmark's throughput figures
+    (``focus_eval.grid.estimate``: per workload, scaled by the model's size); None otherwise."""
+    if not device or not str(device).startswith("cuda") or not check.units:
+        return None
+    from focus_eval.grid.estimate import DOCUMENTED_IMAGES, SIZES_B, Throughput, estimate
+
+    prompt = check.preset.family == "mllm"
+    images, tasks, documented = 0, 0, []
+    for dataset in dict.fromkeys(u.task.dataset for u in check.units):
+        names = {u.task.name for u in check.units if u.task.dataset == dataset}
+        counts = [check.counts[n] for n in names if n in check.counts]
+        if counts:
+            images += max(c["test"] if prompt else sum(c.values()) for c in counts)
+        elif dataset in DOCUMENTED_IMAGES:
+            images += DOCUMENTED_IMAGES[dataset][1 if prompt else 0]
+            documented.append(dataset)
+        tasks = max(tasks, len(names))
+    throughput = Throughput.default()
+    minutes = estimate(check.preset, "eval", images, tasks, throughput).minutes
+    sized = ("" if check.preset.name in SIZES_B else
+             f"no figures for {check.preset.name}: estimated as a typical {check.preset.family} model; ")
+    text = (f"estimated time on one GPU: about {minutes:.0f} min for {images} images ({sized}benchmark "
+            f"figures: {throughput.source}, scaled to the model's size, docs/PERFORMANCE.md; 'focus-eval bench' "
+            f"measures your card)")
+    if documented:
+        text += f"; image counts documented, not read, for {', '.join(documented)}"
+    return {"minutes": minutes, "images": images, "text": text}

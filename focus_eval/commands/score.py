@@ -22,6 +22,7 @@ def _fmt(value) -> str:
 def run(args: argparse.Namespace) -> int:
     from focus_eval.results.layout import OutputLayout
     from focus_eval.scoring import rescore_dir
+    from focus_eval.tables import print_table
 
     skipped_any = False
     for folder in map(Path, args.dirs):
@@ -29,10 +30,11 @@ def run(args: argparse.Namespace) -> int:
         for path, line, problem in report.bad_lines:
             print(f"  left out {path}, line {line}: {problem}", file=sys.stderr)
         print(f"{OutputLayout(folder).results}: {len(report.results)} results line(s)")
-        for r in report.results:
-            flags = " ".join(f for f, on in (("proxy", r.proxy), ("underpowered", r.underpowered)) if on)
-            print(f"  {r.task:<28} {r.method:<13} n={r.n:<6} pos={r.n_pos:<5} auroc={_fmt(r.metrics['auroc'])} "
-                  f"ece={_fmt(r.metrics['ece'])} {flags}".rstrip())
+        if report.results:
+            print_table(("task", "method", "n", "n_pos", "auroc", "ece", ""),
+                        [[r.task, r.method, r.n, r.n_pos, _fmt(r.metrics["auroc"]), _fmt(r.metrics["ece"]),
+                          " ".join(f for f, on in (("proxy", r.proxy), ("underpowered", r.underpowered)) if on)]
+                         for r in report.results], align="llrrrrl")
         for unit, reason in report.skipped:
             skipped_any = True
             print(f"  skipped {unit}: {reason}")

@@ -28,7 +28,8 @@ def run(args: argparse.Namespace) -> int:
         from focus_eval.synth.datasets import write_synthetic
 
         folders = write_synthetic(args.out, n=args.n, seed=args.seed, workers=args.workers)
-    for name, folder in folders.items():
-        print(f"{name:<14} {folder}")
+    from focus_eval.tables import print_table
+
+    print_table(("dataset", "folder"), list(folders.items()))
     print(f"use it with --data-root {Path(args.out).resolve()}")
     return 0

@@ -20,15 +20,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a user dataset (a dataset.yaml card beside its manifest), or a folder of cards; its "
                              "generated tasks <target>_NAME are listed (repeatable)")
     parser.add_argument("--groups", action="store_true", help="list the groups and their member tasks too")
-
-
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    lines = []
-    for row in [header, *rows]:
-        cells = [str(c).ljust(w) for c, w in zip(row, widths)]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    parser.add_argument("--json", action="store_true",
+                        help="print the tasks (and groups) as JSON records instead of a table")
 
 
 def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str, tuple[str, str]], list[str]]:
@@ -60,6 +53,7 @@ def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str,
 def run(args: argparse.Namespace) -> int:
     from focus_eval.data.manifests import register_manifests
     from focus_eval.data.registry import optional_data_root
+    from focus_eval.tables import print_json, print_table, rows_json
     from focus_eval.task import TaskIndex
 
     root = optional_data_root(args.data_root)  # absolute from here on, whatever the working folder
@@ -79,11 +73,18 @@ def run(args: argparse.Namespace) -> int:
     header.append("label rule")
     for row, task in zip(rows, tasks):
         row.append(task.label_rule)
-    print(_table(header, rows))
+    group_rows = [[g.name, g.aggregation, ", ".join(g.tasks)] for g in index.groups.values()] if args.groups else []
+    if getattr(args, "json", False):
+        listing: dict[str, Any] = {"tasks": rows_json(header, rows), "notes": notes}
+        if args.groups:
+            listing["groups"] = [{"group": g.name, "aggregation": g.aggregation, "tasks": list(g.tasks)}
+                                 for g in index.groups.values()]
+        print_json(listing)
+        return 0
+    print_table(header, rows)
     for note in notes:
         print(note)
     if args.groups:
         print()
-        group_rows = [[g.name, g.aggregation, ", ".join(g.tasks)] for g in index.groups.values()]
-        print(_table(["group", "aggregation", "tasks"], group_rows))
+        print_table(["group", "aggregation", "tasks"], group_rows)
     return 0

@@ -24,14 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from tqdm import tqdm
-
-from focus_eval.data import content
-from focus_eval.data import images
+from focus_eval.data import content, images
 from focus_eval.data.images import open_fundus
 from focus_eval.data.records import ImageRecord
 from focus_eval.errors import DataError, FocusError
 from focus_eval.files import atomic_write_bytes, atomic_write_text, locked
+from focus_eval.progress import bar as progress_bar
 
 PREPARE_VERSION = 1
 JPEG_QUALITY = 95
@@ -180,8 +178,7 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
     if jobs:
         _check_writable(copies.folder)
     workers = max(1, workers or os.cpu_count() or 1)
-    bar = tqdm(total=len(jobs), desc=f"prepare {dataset} {size}px", unit="img",
-               disable=(None if progress is None else not progress))
+    bar = progress_bar(len(jobs), f"prepare {dataset} {size}px", enabled=progress is not False and bool(jobs))
     fresh: dict[str, dict[str, Any]] = {}
     try:
         with bar:

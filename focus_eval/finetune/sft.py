@@ -383,11 +383,9 @@ class Trainer:
         eval_every = c.eval_steps or c.save_steps
         bar = None
         if c.progress and acc.is_local_main_process:
-            import sys
+            from focus_eval.progress import bar as progress_bar
 
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=total, initial=step, desc=f"sft {self.task.name}", file=sys.stderr, leave=False)
+            bar = progress_bar(total, f"sft {self.task.name}", unit="step", initial=step)
         pending: list[float] = []
         while step < total:
             epoch, group = divmod(step, per_epoch)

@@ -97,8 +97,10 @@ class LocalExecutor:
     def run(self, plan: Plan, selection: Selection, dry_run: bool = False) -> Outcome:
         from focus_eval.grid.jobs import GridTask, job_argv
 
+        from focus_eval.progress import Stage
+
         outcome = Outcome()
-        for job in selection.jobs:
+        for number, job in enumerate(selection.jobs, 1):
             replace = job.id in selection.replace
             blocked = [d for d in job.after if d in outcome.failed or d in outcome.skipped]
             if blocked:
@@ -107,8 +109,9 @@ class LocalExecutor:
             if dry_run:
                 print(shlex.join(["focus-eval", *job_argv(plan.settings, job, replace)]))
                 continue
-            try:
-                GridTask(plan.settings, job, replace)()
+            try:  # one line per finished job (the job's own stages are quiet: --no-progress)
+                with Stage(f"grid job {job.id} ({number}/{len(selection.jobs)}) done"):
+                    GridTask(plan.settings, job, replace)()
             except FocusError as exc:
                 outcome.failed[job.id] = str(exc)
                 print(f"focus-eval grid: {exc}", file=sys.stderr)

@@ -37,7 +37,7 @@ FAMILY_ORDER = {"vm": 0, "vlm": 1, "mllm": 2}
 
 # run options each job sets itself (or that mean something else in a plan: model_args is per model here)
 SET_BY_JOB = ("model", "tasks", "methods", "adapter", "overwrite", "resume", "progress", "include_proxy",
-              "model_args")
+              "model_args", "check", "json")
 # the run options every job of a plan takes from its settings: all the others, so that a new option travels
 PLAN_OPTIONS = tuple(n for n in RUN_OPTIONS if n not in SET_BY_JOB)
 # the ones 'focus-eval sft' shares with runs go to its training jobs too; not the seed (a plan's seed is the

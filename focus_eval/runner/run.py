@@ -43,11 +43,10 @@ def make_state(device: str | None):
 
 
 def progress_factory(enabled: bool, state):
-    if not enabled or not state.is_local_main_process:
-        return None
-    from tqdm.auto import tqdm
+    """The stages' bars (``focus_eval.progress``): on the first process of each machine only."""
+    from focus_eval.progress import factory
 
-    return lambda **kw: tqdm(file=sys.stderr, leave=False, **kw)
+    return factory(enabled and state.is_local_main_process)
 
 
 def split_file_digest(path: str) -> str:
@@ -57,6 +56,64 @@ def split_file_digest(path: str) -> str:
         return file_sha256(path)
     except OSError as exc:
         raise FocusError(f"cannot read split file {path}: {exc}") from exc
+
+
+def available(preset, name: str) -> bool:
+    """Whether ``--methods`` may name ``name`` for ``preset``: a method it lists, one that extends a listed one
+    (multiple_choice for prompt), or one every preset of its families runs on request."""
+    from focus_eval.runner.methods import METHODS
+
+    if name in preset.methods:
+        return True
+    if name not in METHODS:
+        return False
+    cls = METHODS.get(name)
+    return preset.family in cls.families and (cls.on_request or cls.extends in preset.methods)
+
+
+def select_methods(preset, names: list[str]) -> dict:
+    """The method objects ``names`` asks of ``preset``; a name it cannot run is an error saying what it can."""
+    from focus_eval.runner.methods import METHODS
+
+    unknown = [m for m in names if not available(preset, m)]
+    if unknown:
+        extra = [n for n in METHODS.names() if n not in preset.methods and available(preset, n)]
+        hint = f", and on request {extra}" if extra else ""
+        raise FocusError(f"model {preset.name!r} ({preset.family}) has no method {unknown}; "
+                         f"its methods are {preset.methods}{hint}")
+    methods = {m: METHODS.get(METHODS.check(m))() for m in names}
+    wrong = [m for m, method in methods.items() if preset.family not in method.families]
+    if wrong:
+        raise FocusError(f"model {preset.name!r} is a {preset.family} model; method(s) {wrong} serve "
+                         f"{', '.join(sorted({f for m in wrong for f in methods[m].families}))} models")
+    return methods
+
+
+def plan_units(tasks, preset, methods: dict, names: list[str]) -> tuple[list[Unit], dict[str, str], dict[str, str]]:
+    """A unit per (task, method) where the method scores the task's output type; where it does not, the
+    registered method that ``extends`` it and does (multiple_choice for prompt) takes the task (added to
+    ``methods``). Returns the units, per task no method of the preset can score the reason, and per (task,
+    method) the task file says the method skips (``skip_methods``) the task's reason."""
+    from focus_eval.runner.methods import METHODS
+
+    units, unserved, skipped = [], {}, {}
+    for task in tasks:
+        for name in names:
+            chosen = name if task.output_type in methods[name].output_types else None
+            for other in () if chosen else METHODS.names():
+                cls = METHODS.get(other)
+                if getattr(cls, "extends", None) == name and task.output_type in cls.output_types \
+                        and preset.family in cls.families:
+                    chosen = other
+                    methods.setdefault(other, cls())
+                    break
+            if chosen in task.skip_methods:
+                skipped[f"{task.name}.{chosen}"] = task.skip_methods[chosen]
+            elif chosen:
+                units.append(Unit(task, chosen))
+            else:
+                unserved[f"{task.name}.{name}"] = f"method {name} does not score {task.output_type} tasks"
+    return units, unserved, skipped
 
 
 class Runner:
@@ -77,16 +134,8 @@ class Runner:
         self.index = index = TaskIndex(include_paths=[Path(p) for p in options.include_path])
         self.tasks = [index.get(n) for n in index.expand(options.tasks, include_proxy=options.include_proxy)]
         methods = options.methods or list(self.preset.methods)
-        unknown = [m for m in methods if not self.available(m)]
-        if unknown:
-            raise FocusError(f"model {self.preset.name!r} ({self.preset.family}) has no method {unknown}; "
-                             f"its methods are {self.preset.methods}{self.on_request_hint()}")
-        self.methods = {m: METHODS.get(METHODS.check(m))() for m in methods}
-        wrong = [m for m, method in self.methods.items() if self.preset.family not in method.families]
-        if wrong:
-            raise FocusError(f"model {self.preset.name!r} is a {self.preset.family} model; method(s) {wrong} serve "
-                             f"{', '.join(sorted({f for m in wrong for f in self.methods[m].families}))} models")
-        self.units, unserved, skipped = self.plan_units(methods)
+        self.methods = select_methods(self.preset, methods)
+        self.units, unserved, skipped = plan_units(self.tasks, self.preset, self.methods, methods)
         self.adapter = None
         self.adapter_id = Path(options.adapter).name if options.adapter else None
         self.layout = OutputLayout.for_model(options.output_path, self.preset.name, self.adapter_id, options.limit)
@@ -103,50 +152,6 @@ class Runner:
         self.timings: dict[str, float] = {}
         self.dataset_load = None
         self.data_provenance: dict[tuple, dict] = {}
-
-    def available(self, name: str) -> bool:
-        """Whether ``--methods`` may name ``name`` for this preset: a method it lists, one that extends a
-        listed one (multiple_choice for prompt), or one every preset of its families runs on request."""
-        from focus_eval.runner.methods import METHODS
-
-        if name in self.preset.methods:
-            return True
-        if name not in METHODS:
-            return False
-        cls = METHODS.get(name)
-        return self.preset.family in cls.families and (cls.on_request or cls.extends in self.preset.methods)
-
-    def on_request_hint(self) -> str:
-        from focus_eval.runner.methods import METHODS
-
-        extra = [n for n in METHODS.names() if n not in self.preset.methods and self.available(n)]
-        return f", and on request {extra}" if extra else ""
-
-    def plan_units(self, methods: list[str]) -> tuple[list[Unit], dict[str, str], dict[str, str]]:
-        """A unit per (task, method) where the method scores the task's output type; where it does not, the
-        registered method that ``extends`` it and does (multiple_choice for prompt) takes the task. Returns the
-        units, per task no method of the preset can score the reason, and per (task, method) the task file
-        says the method skips (``skip_methods``) the task's reason."""
-        from focus_eval.runner.methods import METHODS
-
-        units, unserved, skipped = [], {}, {}
-        for task in self.tasks:
-            for name in methods:
-                chosen = name if task.output_type in self.methods[name].output_types else None
-                for other in () if chosen else METHODS.names():
-                    cls = METHODS.get(other)
-                    if getattr(cls, "extends", None) == name and task.output_type in cls.output_types \
-                            and self.preset.family in cls.families:
-                        chosen = other
-                        self.methods.setdefault(other, cls())
-                        break
-                if chosen in task.skip_methods:
-                    skipped[f"{task.name}.{chosen}"] = task.skip_methods[chosen]
-                elif chosen:
-                    units.append(Unit(task, chosen))
-                else:
-                    unserved[f"{task.name}.{name}"] = f"method {name} does not score {task.output_type} tasks"
-        return units, unserved, skipped
 
     # ----------------------------------------------------------------------------------------------
     def fingerprint(self, unit: Unit) -> dict:
@@ -200,12 +205,15 @@ class Runner:
             kwargs: dict[str, Any] = {"trust_remote_code": self.options.trust_remote_code}
             if self.options.adapter:
                 kwargs["adapter_dir"] = self.options.adapter
-            if not self.options.progress:
+            from focus_eval.progress import on_terminal
+
+            if not self.options.progress or not on_terminal():
                 from transformers.utils import logging as hf_logging
 
-                hf_logging.disable_progress_bar()  # its weight-loading bars too
+                hf_logging.disable_progress_bar()  # its weight-loading bars too (off a terminal: a stage line)
             t0 = time.perf_counter()
-            self.adapter = load_adapter(self.preset, device=str(self.state.device), **kwargs)
+            with self.stage(f"model {self.preset.name} loaded on {self.state.device}"):
+                self.adapter = load_adapter(self.preset, device=str(self.state.device), **kwargs)
             self.timings["model_load_s"] = time.perf_counter() - t0
         return self.adapter
 
@@ -214,8 +222,17 @@ class Runner:
 
         if self.options.data_root is None:
             raise FocusError("no --data-root given (or FOCUS_DATA set); it holds one folder per dataset")
-        return load_dataset(name, self.options.data_root, cohort=cohort,
-                            split_file=self.options.split_files.get(name))
+        with self.stage(f"load {name}{f' ({cohort})' if cohort else ''}") as stage:
+            load = load_dataset(name, self.options.data_root, cohort=cohort,
+                                split_file=self.options.split_files.get(name))
+            stage.detail = f" {len(load.records)} images"
+        return load
+
+    def stage(self, desc: str):
+        """A stage without a count: one line with its time when progress is on (first process only)."""
+        from focus_eval.progress import Stage
+
+        return Stage(desc, enabled=self.options.progress and self.state.is_local_main_process)
 
     def context(self) -> RunContext:
         return RunContext(options=self.options, preset=self.preset, state=self.state, layout=self.layout,
@@ -411,9 +428,19 @@ class Runner:
         score_samples(self.layout, samples, meta)
         self.layout.started(name, method).unlink(missing_ok=True)
         self.report.finished.append(unit.stem)
+        self.log_unit(unit, samples)
         if samples and all(s.error for s in samples):
             # the results line records it; the run still ends non-zero so that nobody mistakes it for a result
             self.report.failed[unit.stem] = f"every test image failed (first: {samples[0].error})"
+
+    def log_unit(self, unit: Unit, samples: list[SampleLine]) -> None:
+        """One line per finished unit when progress is on: what it scored and when."""
+        if self.options.progress and self.state.is_main_process:
+            from focus_eval.progress import log
+
+            errors = sum(1 for s in samples if s.error)
+            log(f"scored {unit.task.name} {unit.method} {len(samples)} test images"
+                f"{f', {errors} unreadable' if errors else ''}")
 
     def warn(self, message: str) -> None:
         if self.state.is_main_process:
