@@ -123,12 +123,17 @@ class ResultLine(Evaluated):
     # ``n_pos`` counts rows whose label is not the first class, and ``extra`` holds classes, the confusion
     # matrix and the random-guess baseline
     output_type: str | None = None
+    # prompt methods only (their sample lines carry the answer text): rows whose answer could be read, and
+    # n_answered / n (null when n is 0); results.power.COVERAGE_FLOOR decides which lines are ranked
+    n_answered: int | None = None
+    coverage: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d = {k: d[k] for k in RESULT_KEYS}
-        if d["output_type"] is None:
-            d.pop("output_type")
+        for key in ("output_type", "n_answered", "coverage"):
+            if d[key] is None:
+                d.pop(key)
         return d
 
     @classmethod
@@ -139,7 +144,8 @@ class ResultLine(Evaluated):
 
 # A results line's keys in the order it is written (the descriptive fields keep their places among the others).
 RESULT_KEYS = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy", "adapter",
-               "n", "n_pos", "n_valid", "n_unparsed", "n_errors", "metrics", "ci", "ci_method", "n_boot", "fairness",
+               "n", "n_pos", "n_valid", "n_unparsed", "n_answered", "coverage", "n_errors", "metrics", "ci",
+               "ci_method", "n_boot", "fairness",
                "robustness", "task_version", "task_hash", "preset_hash", "created", "underpowered", "limited",
                "extra", "output_type")
 
@@ -262,7 +268,7 @@ QUESTION_SAMPLE_KEYS = CLASS_SAMPLE_KEYS + ANSWER_FIELDS + QUESTION_FIELDS
 DECIDED_BY = ("letter", "embedding")
 # keys a results line may lack (lines written before they existed read as false; binary lines have no
 # output_type)
-OPTIONAL_RESULT_KEYS = ("limited", "output_type")
+OPTIONAL_RESULT_KEYS = ("limited", "output_type", "n_answered", "coverage")
 FAIRNESS_KEYS = {"age": ("threshold", "n_min") + FAIRNESS_GAPS, "sex": ("n_min",) + FAIRNESS_GAPS}
 ROBUSTNESS_KEYS = {"quality": ("n_min",) + QUALITY_GAPS}
 CI_METHODS = ("patient_bootstrap", "image_bootstrap")
@@ -338,6 +344,10 @@ def validate_result_dict(d: dict[str, Any]) -> None:
     for key in ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot"):
         if not (_is_int(d[key]) and d[key] >= 0):
             problems.append(f"{key}: expected a count, got {d[key]!r}")
+    if "n_answered" in d and not (_is_int(d["n_answered"]) and 0 <= d["n_answered"] <= d["n"]):
+        problems.append(f"n_answered: expected a count up to n, got {d['n_answered']!r}")
+    if "coverage" in d and not (d["coverage"] is None or (_is_number(d["coverage"]) and 0 <= d["coverage"] <= 1)):
+        problems.append(f"coverage: expected a share between 0 and 1 or null, got {d['coverage']!r}")
     if d["task_version"] is not None and not isinstance(d["task_version"], (str, int, float)):
         problems.append(f"task_version: bad value {d['task_version']!r}")
     if d["ci_method"] not in CI_METHODS:
