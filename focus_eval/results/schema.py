@@ -55,6 +55,10 @@ class SampleLine:
     answer: str | None = None
     option_seed: int | None = None
     decided_by: str | None = None
+    # where the answer was matched to the options by sentence embedding: the best option's cosine similarity
+    # and its margin over the second best (an answer below the floor stays unparsed, with these recorded)
+    match_similarity: float | None = None
+    match_margin: float | None = None
 
     def to_dict(self, prompt: bool) -> dict[str, Any]:
         d = asdict(self)
@@ -261,7 +265,7 @@ SAMPLE_KEYS = ("image_id", "patient_id", "split", "label", "score", "pred", "age
 BINARY_PROMPT_FIELDS = ("p_yes", "p_no", "score_norm")
 ANSWER_FIELDS = ("text", "parsed")
 CLASS_SAMPLE_ONLY = ("output_type", "probs")
-QUESTION_FIELDS = ("question", "options", "answer", "option_seed", "decided_by")
+QUESTION_FIELDS = ("question", "options", "answer", "option_seed", "decided_by", "match_similarity", "match_margin")
 PROMPT_SAMPLE_KEYS = SAMPLE_KEYS + BINARY_PROMPT_FIELDS + ANSWER_FIELDS
 CLASS_SAMPLE_KEYS = SAMPLE_KEYS + CLASS_SAMPLE_ONLY
 QUESTION_SAMPLE_KEYS = CLASS_SAMPLE_KEYS + ANSWER_FIELDS + QUESTION_FIELDS
@@ -442,6 +446,8 @@ _CLASS_SAMPLE_CHECKS = {
     "answer": lambda v: v is None or isinstance(v, str),
     "option_seed": lambda v: v is None or _is_int(v),
     "decided_by": lambda v: v is None or v in DECIDED_BY,
+    "match_similarity": lambda v: v is None or (_is_number(v) and -1.0 <= v <= 1.0),
+    "match_margin": lambda v: v is None or (_is_number(v) and 0.0 <= v <= 2.0),
 }
 
 
@@ -456,7 +462,8 @@ def validate_sample_dict(d: dict[str, Any], prompt: bool | None = None) -> None:
         keys, checks = (QUESTION_SAMPLE_KEYS if prompt else CLASS_SAMPLE_KEYS), _CLASS_SAMPLE_CHECKS
     else:
         keys, checks = (PROMPT_SAMPLE_KEYS if prompt else SAMPLE_KEYS), _SAMPLE_CHECKS
-    problems = _exact_keys(d, keys, "sample", optional=("limited",))
+    # lines written before the embedding match recorded its similarity lack those keys
+    problems = _exact_keys(d, keys, "sample", optional=("limited", "match_similarity", "match_margin"))
     if problems:
         raise ValueError("; ".join(problems))
     problems = [f"{k}: bad value {d[k]!r}" for k, check in checks.items() if k in d and not check(d[k])]
