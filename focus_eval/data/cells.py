@@ -3,6 +3,7 @@ quality, yes/no), ages and numbers, and the referable-DR rule shared by the DR d
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -65,8 +66,20 @@ def map_code(value: str | None, mapping: Mapping[str, object], file: Path, row: 
     return lowered[key.lower()]
 
 
+# Plausible ages in years: above 0 and at most 120. 0 is read as a missing-value code (label files of adult
+# screening cohorts write 0 for "not recorded"; a newborn's age would be 0.0x years, which stays plausible).
+AGE_MIN, AGE_MAX = 0.0, 120.0
+
+
+def plausible_age(age: float | None) -> bool:
+    """A missing age, or a finite one above ``AGE_MIN`` and at most ``AGE_MAX``."""
+    return age is None or (math.isfinite(age) and AGE_MIN < age <= AGE_MAX)
+
+
 def parse_age(value: str | None, file: Path, row: int | None, column: str) -> float | None:
-    """Age in years: '>= 90' style caps map to 90; empty -> None; non-numeric text is a DataError."""
+    """Age in years: '>= 90' style caps map to 90; empty -> None; non-numeric text is a DataError. The number
+    is returned as written; the row loop (``matching.read_rows``) turns an implausible one (``plausible_age``)
+    into a missing age, counts it and names the rows in a warning."""
     if value is None:
         return None
     text = str(value).strip().replace(" ", "")
