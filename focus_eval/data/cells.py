@@ -91,6 +91,32 @@ def parse_age(value: str | None, file: Path, row: int | None, column: str) -> fl
         raise DataError(f"column {column!r}: age {value!r} is not a number", file=str(file), row=row) from None
 
 
+# yes/no cells of a finding or of normal/abnormal, as the shipped readers write them (1/0 in every release)
+FLAG_CODES = {"1": 1, "0": 0, "yes": 1, "no": 0, "true": 1, "false": 0}
+FINDING_CODES = FLAG_CODES | {"present": 1, "absent": 0}
+ABNORMAL_CODES = FLAG_CODES | {"abnormal": 1, "normal": 0}
+
+
+def parse_conditions(value: str | None, names: Sequence[str], file: Path, row: int | None,
+                     column: str) -> tuple[str, ...] | None:
+    """A cell naming the conditions present, separated by ';' (``normal`` alone for a normal image), as the
+    ``conditions`` field: the names in ``names`` order, ``("normal",)``, or None when empty. A name outside
+    ``names`` or ``normal`` beside another name is a DataError naming file, row and column."""
+    if value is None:
+        return None
+    given = [part.strip().lower().replace(" ", "_") for part in str(value).split(";") if part.strip()]
+    unknown = sorted({g for g in given if g != "normal" and g not in names})
+    if unknown or not given:
+        raise DataError(f"column {column!r}: unknown condition(s) {unknown or [value]}; expected 'normal' or "
+                        f"names from {list(names)} separated by ';'", file=str(file), row=row)
+    if "normal" in given:
+        if len(set(given)) > 1:
+            raise DataError(f"column {column!r}: 'normal' cannot stand beside a condition ({value!r})",
+                            file=str(file), row=row)
+        return ("normal",)
+    return tuple(n for n in names if n in given)
+
+
 def dr_present(grade: int | None) -> int | None:
     """DR from an ICDR grade: 1 for grade >= 1, 0 for grade 0, None without a grade."""
     return None if grade is None else int(grade >= 1)
