@@ -113,3 +113,23 @@ def test_no_rank_on_any_page_for_low_coverage(runs):
     rebuilt = tmp / "site0"
     build_site([out], rebuilt, coverage_floor=0.0)
     assert "badge-low_coverage" not in (rebuilt / "funbench.html").read_text()
+
+
+def test_a_binary_prompt_line_below_the_floor_is_listed_but_not_ranked(tmp_path):
+    from focus_eval.leaderboard import build_site
+    from helpers.leaderboard_data import line, write_lines
+
+    results = tmp_path / "results"
+    for model, auroc, coverage in (("talker", 0.7, 0.95), ("mute", 0.9, 0.1)):
+        rows = [line(model=model, family="mllm", method="prompt", task=task, dataset=task[3:], metrics={"auroc": auroc},
+                     n_answered=round(100 * coverage), coverage=coverage) for task in ("dr_a", "dr_b")]
+        write_lines(results / model / "results.jsonl", rows)
+    build_site([results], tmp_path / "site", no_samples=True)
+    index = (tmp_path / "site" / "index.html").read_text()
+    main = index.split('id="main-table"')[1].split("</table>")[0]
+    assert "talker" in main and "coverage 0.950" in main and "mute" not in main  # the mute model ranks nowhere
+    task = (tmp_path / "site" / "tasks" / "dr_a.html").read_text()
+    assert "Ranked by AUROC" in task
+    ranks = dict((m, r) for r, m in re.findall(r'<span class="rank"[^>]*>([^<]*)</span> <a[^>]*>(\w+)<', task))
+    assert ranks == {"talker": "1", "mute": "\u2014"}  # mute's higher AUROC earns no rank
+    assert "badge-low_coverage" in task and "0.100" in task
