@@ -6,8 +6,8 @@ Counting rules:
 - n: rows; n_pos: rows with label 1; n_errors: rows with an error; n_unparsed: prompt rows with parsed false.
 - n_valid: rows usable by the score metrics (no error, a score): auroc, auprc, brier, ece.
 - Threshold metrics (precision, recall, f1) use rows with no error and a pred that was parsed; their count is
-  ``extra.n_threshold``. Accuracy also counts the unparsed rows, as wrong answers. Each method states its hard-label rule (``extra.threshold_rule``, from
-  the unit meta); for the prompt method it is the first yes/no of the generated text, while score = p_yes
+  ``extra.n_threshold``. Accuracy also counts the unparsed rows, as wrong answers. Each method states its
+  hard-label rule (``extra.threshold_rule``, from the unit meta); for the prompt method it is the first yes/no of the generated text, while score = p_yes
   feeds the score metrics. Lines that carry prompt fields get the prompt diagnostics.
 - underpowered: fewer than 10 positives among the rows (``results.power``).
 - Intervals: percentile bootstrap over patients when some image's patient id differs from its image id
@@ -142,7 +142,8 @@ def _class_part(samples: Sequence[Any], meta: UnitMeta, spec: dict[str, Any], we
              "unparsed_rate": float(arrays.unparsed.mean()) if arrays.n else None,
              "class_counts": dict(zip(spec["classes"], arrays.y[usable].sum(0).astype(int).tolist()))}
     answered = answer_coverage(arrays.n, int(arrays.answered.sum())) if carries_prompt_fields(samples) else {}
-    return dict(**answered, n=arrays.n, n_pos=int(arrays.y[:, 1:].any(axis=1).sum()), n_valid=int(arrays.has_probs.sum()),
+    return dict(**answered, n=arrays.n, n_pos=int(arrays.y[:, 1:].any(axis=1).sum()),
+                n_valid=int(arrays.has_probs.sum()),
                 n_unparsed=int(arrays.unparsed.sum()), n_errors=int(arrays.error.sum()), metrics=metrics,
                 ci=intervals, ci_method=ci_method(arrays.image_id, arrays.patient_id),
                 fairness=class_fairness(arrays, weights, meta.age_threshold),

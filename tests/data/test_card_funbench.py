@@ -25,7 +25,8 @@ FUNBENCH_CARD = CARD.replace(
 def funbench_rows(n_patients=10):
     rows = manifest_rows(n_patients=n_patients)
     for i, row in enumerate(rows):
-        row.update(icdr=row["dr_grade"], hem="yes" if i % 3 == 0 else "no", abn=int(row["dr_grade"] > 0 or row["glaucoma"] == 1),
+        row.update(icdr=row["dr_grade"], hem="yes" if i % 3 == 0 else "no",
+                   abn=int(row["dr_grade"] > 0 or row["glaucoma"] == 1),
                    cond=";".join(c for c, on in (("diabetic_retinopathy", row["dr_grade"] > 0),
                                                  ("glaucoma", row["glaucoma"] == 1)) if on) or "normal")
     return rows

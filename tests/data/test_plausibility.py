@@ -85,7 +85,8 @@ def test_a_manifest_with_a_column_twice_stops_the_load(clinic, tmp_path):
     write_manifest(clinic / "manifest.csv", rows)
     text = (clinic / "manifest.csv").read_text().splitlines()
     text[0] += ",age"
-    (clinic / "manifest.csv").write_text("\n".join(line + ("" if i == 0 else ",99") for i, line in enumerate(text)) + "\n")
+    lines = [line + ("" if i == 0 else ",99") for i, line in enumerate(text)]
+    (clinic / "manifest.csv").write_text("\n".join(lines) + "\n")
     with pytest.raises(DataError, match=r"manifest.csv, row 1: duplicated column name\(s\): 'age'"):
         register_manifests(None, [f"clinic={clinic}"])
         load_dataset("clinic", tmp_path)

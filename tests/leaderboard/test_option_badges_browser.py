@@ -10,7 +10,7 @@ import json
 import pytest
 
 from focus_eval.cli import main
-from tests.helpers.browser_support import Visit, browser  # noqa: F401  (the fixture)
+from helpers.browser_support import Visit
 
 TASKS = "dr_synth_desktop"
 
@@ -42,7 +42,7 @@ def zero_shot_extra(out):
     return next(r["extra"] for r in rows if r.get("method") == "zero_shot")
 
 
-def convention_badges(browser, site, pages) -> dict[str, list[str]]:  # noqa: F811
+def convention_badges(browser, site, pages) -> dict[str, list[str]]:
     visit = Visit(browser)
     found = {}
     for page in pages:
@@ -52,7 +52,7 @@ def convention_badges(browser, site, pages) -> dict[str, list[str]]:  # noqa: F8
     return found
 
 
-def test_a_default_zero_shot_run_shows_no_option_badge_on_any_page(browser, sites):  # noqa: F811
+def test_a_default_zero_shot_run_shows_no_option_badge_on_any_page(browser, sites):
     tmp, built = sites
     extra = zero_shot_extra(tmp / "default")
     assert extra["zs_convention"] == "model" and extra["zs_scale"] not in (None, 100.0)  # the model's own scale
@@ -66,7 +66,7 @@ def test_a_default_zero_shot_run_shows_no_option_badge_on_any_page(browser, site
     assert "Zero-shot logit scale" in card and f"{extra['zs_scale']:g}" in card
 
 
-def test_a_zs_scale_100_run_shows_its_badge(browser, sites):  # noqa: F811
+def test_a_zs_scale_100_run_shows_its_badge(browser, sites):
     tmp, built = sites
     assert zero_shot_extra(tmp / "reference")["zs_convention"] == "compat"
     site, pages = built["reference"]
