@@ -5,13 +5,17 @@ metrics (plain functions) and the output store (plain I/O).
 Counting rules:
 - n: rows; n_pos: rows with label 1; n_errors: rows with an error; n_unparsed: prompt rows with parsed false.
 - n_valid: rows usable by the score metrics (no error, a score): auroc, auprc, brier, ece.
-- Threshold metrics (accuracy, precision, recall, f1) use rows with no error and a pred that was parsed;
-  their count is ``extra.n_threshold``. Each method states its hard-label rule (``extra.threshold_rule``, from
-  the unit meta); for the prompt method it is the first yes/no of the generated text, while score = p_yes
+- Threshold metrics (precision, recall, f1) use rows with no error and a pred that was parsed; their count is
+  ``extra.n_threshold``. Accuracy also counts the unparsed rows, as wrong answers. Each method states its
+  hard-label rule (``extra.threshold_rule``, from the unit meta); for the prompt method it is the first yes/no of the generated text, while score = p_yes
   feeds the score metrics. Lines that carry prompt fields get the prompt diagnostics.
 - underpowered: fewer than 10 positives among the rows (``results.power``).
 - Intervals: percentile bootstrap over patients when some image's patient id differs from its image id
   ("patient_bootstrap"), over images otherwise ("image_bootstrap"); n_boot and seed come from meta.
+- Prompt methods (lines whose samples carry the answer text): n_answered = rows whose answer was read,
+  coverage = n_answered / n (``results.power.COVERAGE_FLOOR`` decides ranking). The primary score counts an
+  unread answer as wrong (binary accuracy, FunBench F1); AUROC stays on the rows with a score (``p_yes`` of
+  every row, or the class probabilities), which ``n_valid`` counts.
 All rows of one call must come from one split (the evaluated one, normally test).
 
 A unit whose meta names a non-binary output type (extra.output_type, with its classes) is scored by
@@ -78,12 +82,18 @@ def _prompt_extra(samples: Sequence[Any], arrays: SampleArrays) -> dict[str, Any
 
 
 def carries_prompt_fields(samples: Sequence[Any]) -> bool:
-    """Whether the lines hold a prompt method's fields (p_yes, parsed, ...): they decide the diagnostics."""
+    """Whether the lines hold a prompt method's fields (p_yes, parsed, ...): they decide the diagnostics and
+    the coverage. A written prompt line keeps its ``parsed`` key even when the row failed."""
     for s in samples:
         values = [s.get(k) for k in PROMPT_FIELDS] if isinstance(s, dict) else [getattr(s, k, None) for k in PROMPT_FIELDS]
-        if any(v is not None for v in values):
+        if any(v is not None for v in values) or (isinstance(s, dict) and "parsed" in s):
             return True
     return False
+
+
+def answer_coverage(n: int, n_answered: int) -> dict[str, Any]:
+    """A prompt line's ``n_answered`` and ``coverage`` (null for an empty unit)."""
+    return {"n_answered": int(n_answered), "coverage": float(n_answered / n) if n else None}
 
 
 def as_meta(meta: UnitMeta | dict[str, Any]) -> UnitMeta:
@@ -106,9 +116,11 @@ def _binary_part(samples: Sequence[Any], meta: UnitMeta, weights_of) -> dict[str
     for name in METRICS:
         metrics[name], intervals[name] = summarize(metric_batch(name, arrays, weights))
     extra = {"n_threshold": int(arrays.has_pred.sum())}
+    answered = {}
     if carries_prompt_fields(samples):
         extra.update(_prompt_extra(samples, arrays))
-    return dict(n=arrays.n, n_pos=int(arrays.y.sum()), n_valid=int(arrays.has_score.sum()),
+        answered = answer_coverage(arrays.n, int(arrays.has_pred.sum()))
+    return dict(**answered, n=arrays.n, n_pos=int(arrays.y.sum()), n_valid=int(arrays.has_score.sum()),
                 n_unparsed=int(arrays.unparsed.sum()), n_errors=int(arrays.error.sum()), metrics=metrics,
                 ci=intervals, ci_method=ci_method(arrays.image_id, arrays.patient_id),
                 fairness=fairness(arrays, weights, meta.age_threshold), robustness=robustness(arrays, weights),
@@ -129,7 +141,9 @@ def _class_part(samples: Sequence[Any], meta: UnitMeta, spec: dict[str, Any], we
              "random_guess": random_guess(arrays),
              "unparsed_rate": float(arrays.unparsed.mean()) if arrays.n else None,
              "class_counts": dict(zip(spec["classes"], arrays.y[usable].sum(0).astype(int).tolist()))}
-    return dict(n=arrays.n, n_pos=int(arrays.y[:, 1:].any(axis=1).sum()), n_valid=int(arrays.has_probs.sum()),
+    answered = answer_coverage(arrays.n, int(arrays.answered.sum())) if carries_prompt_fields(samples) else {}
+    return dict(**answered, n=arrays.n, n_pos=int(arrays.y[:, 1:].any(axis=1).sum()),
+                n_valid=int(arrays.has_probs.sum()),
                 n_unparsed=int(arrays.unparsed.sum()), n_errors=int(arrays.error.sum()), metrics=metrics,
                 ci=intervals, ci_method=ci_method(arrays.image_id, arrays.patient_id),
                 fairness=class_fairness(arrays, weights, meta.age_threshold),

@@ -8,7 +8,10 @@ The rules (docs/OUTPUTS.md, "FunBench module attribution"):
 - a task code's score (L3a, ...) is the mean FunBench F1 over its tasks, each task being one (subtask, dataset)
   unit (``funbench_l3a_hemorrhage_brset``); a level's score is the mean over its codes that have a score; MEAN is
   the mean over the levels that have a score (so a mode without L1 averages L2-L4 only, as in the paper);
-- ranks: 1 is the highest MEAN; tied MEANs (equal to 12 decimals) share the mean of the ranks they span;
+- ranks: 1 is the highest MEAN; tied MEANs (equal to 12 decimals) share the mean of the ranks they span; a
+  model and mode with a line of low coverage (readable answers below the coverage floor, ``results.power``) has
+  its MEAN shown but no rank, and stays out of the correlations: its F1 counts unread answers as misses and
+  says more about the answer format than about the module;
 - a correlation ranks again within the models present in both modes; it is undefined with fewer than 3 such
   models or when one side's ranks are all equal;
 - bootstrap: the task codes seen (all modes together, sorted) are resampled with replacement, one draw per
@@ -58,6 +61,8 @@ class LineScore:
     method: str
     task: str
     f1: float | None
+    coverage: float | None = None
+    low_coverage: bool = False
 
     @property
     def mode(self) -> str | None:
@@ -76,6 +81,8 @@ class Summary:
     mean: float | None
     n_tasks: int
     rank: float | None = None
+    coverage: float | None = None   # the lowest coverage of its prompt lines (None for a probe)
+    low_coverage: bool = False      # a line below the coverage floor: no rank, out of the correlations
 
 
 @dataclass
@@ -199,8 +206,10 @@ def _summaries(grouped: Grouped, draw: Sequence[str]) -> dict[str, list[Summary]
         for model, (method, scores) in models.items():
             codes, n = code_means((s.task, s.f1) for s in scores)
             levels, mean = level_scores(codes, draw)
-            rows.append(Summary(model, mode, method, codes, levels, mean, n))
-        order = ranks({r.model: r.mean for r in rows if r.mean is not None})
+            covered = [s.coverage for s in scores if s.coverage is not None]
+            rows.append(Summary(model, mode, method, codes, levels, mean, n, coverage=min(covered, default=None),
+                                low_coverage=any(s.low_coverage for s in scores)))
+        order = ranks({r.model: r.mean for r in rows if r.mean is not None and not r.low_coverage})
         for r in rows:
             r.rank = order.get(r.model)
         out[mode] = sorted(rows, key=lambda r: (r.rank is None, r.rank or 0.0, r.model))
@@ -210,7 +219,8 @@ def _summaries(grouped: Grouped, draw: Sequence[str]) -> dict[str, list[Summary]
 def _bootstrap(grouped, codes: list[str], n_boot: int, seed: int) -> dict[str, list[float]]:
     """Per module mode, the defined rho of each replicate (task codes resampled with replacement)."""
     rng = np.random.default_rng(seed)
-    cached = {mode: {model: code_means((s.task, s.f1) for s in scores)[0] for model, (_, scores) in models.items()}
+    cached = {mode: {model: code_means((s.task, s.f1) for s in scores)[0] for model, (_, scores) in models.items()
+                     if not any(s.low_coverage for s in scores)}
               for mode, models in grouped.items()}
     found: dict[str, list[float]] = {"llm": [], "ve": []}
     for _ in range(n_boot):
@@ -246,7 +256,7 @@ def attribute(scores: Iterable[LineScore], guesses: dict[str, float | None] | No
     grouped = _group(scores, notes)
     codes = sorted({code_of(s.task) for models in grouped.values() for _, rows in models.values() for s in rows})
     summaries = _summaries(grouped, codes)
-    means = {mode: {s.model: s.mean for s in rows} for mode, rows in summaries.items()}
+    means = {mode: {s.model: s.mean for s in rows if not s.low_coverage} for mode, rows in summaries.items()}
     boot = _bootstrap(grouped, codes, n_boot, seed) if codes and n_boot else {"llm": [], "ve": []}
     half = (1 - CI_LEVEL) / 2 * 100
     correlations = []
@@ -272,7 +282,8 @@ def funbench_entries(entries: Iterable[Entry], include_limited: bool = False) ->
 
 
 def scores_of(entries: Iterable[Entry]) -> list[LineScore]:
-    return [LineScore(model_label(e), e.line.method, e.line.task, e.metric("funbench_f1")) for e in entries]
+    return [LineScore(model_label(e), e.line.method, e.line.task, e.metric("funbench_f1"), e.line.coverage,
+                      e.low_coverage) for e in entries]
 
 
 def guess_of(e: Entry) -> float | None:
@@ -303,7 +314,9 @@ def _num(value: float | None, digits: int = 3) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
-def _rank(value: float | None) -> str:
+def _rank(value: float | None, low: bool = False) -> str:
+    if low:
+        return "low coverage"
     return "-" if value is None else f"{value:g}"
 
 
@@ -315,7 +328,7 @@ def ranking_lines(report: Attribution) -> list[str]:
         cells = [model]
         for mode in MODES:
             s = report.summary(model, mode)
-            cells += [_num(s.mean), _rank(s.rank)] if s else ["-", "-"]
+            cells += [_num(s.mean), _rank(s.rank, s.low_coverage)] if s else ["-", "-"]
         rows.append(cells)
     return aligned(header, rows)
 
@@ -364,18 +377,18 @@ def render_text(report: Attribution) -> str:
 def attribution_table(report: Attribution) -> Table:
     """The module-attribution numbers: per model and mode its level scores, MEAN and rank; the random-guess row
     per mode; one row per correlation (rho, its interval, the models it is computed over)."""
-    table = Table(("row", "model", "mode", "method", *LEVELS, "mean", "rank", "rho", "ci_low", "ci_high",
-                      "n_models", "note"), title="FunBench module attribution", notes=list(report.notes))
+    table = Table(("row", "model", "mode", "method", *LEVELS, "mean", "rank", "coverage", "rho", "ci_low",
+                   "ci_high", "n_models", "note"), title="FunBench module attribution", notes=list(report.notes))
     for mode, guess in report.guess.items():
         table.add("random guess", None, mode, None, *(guess.levels.get(lv) for lv in LEVELS), guess.mean, None,
-                  None, None, None, None, None)
+                  None, None, None, None, None, None)
     for mode, rows in report.summaries.items():
         for r in rows:
             table.add("model", r.model, mode, r.method, *(r.levels.get(lv) for lv in LEVELS), r.mean, r.rank,
-                      None, None, None, None, None)
+                      r.coverage, None, None, None, None, "low coverage: not ranked" if r.low_coverage else None)
     for c in report.correlations:
         low, high = c.ci or (None, None)
-        table.add("spearman", None, c.mode, None, *(None for _ in LEVELS), None, None, c.rho, low, high,
+        table.add("spearman", None, c.mode, None, *(None for _ in LEVELS), None, None, None, c.rho, low, high,
                   c.n_models, c.reason)
     return table
 

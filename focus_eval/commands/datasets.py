@@ -11,7 +11,7 @@ from collections import Counter
 from pathlib import Path
 
 from focus_eval.data import registry, splits
-from focus_eval.data.records import DatasetLoad
+from focus_eval.data.records import NAMED_FIELDS, SCALAR_FIELDS, DatasetLoad
 from focus_eval.errors import DataError, FocusError
 
 EXPORT_COLUMNS = ("image_id", "patient_id", "split", "dr", "referable_dr", "glaucoma", "age", "sex", "quality", "path")
@@ -34,7 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check.add_argument("--json", action="store_true", help="print the report as JSON")
     export = actions.add_parser("export", help="write a dataset's harmonized records as CSV",
                                 description="Write one CSV row per image: " + ", ".join(EXPORT_COLUMNS) +
-                                            " (path relative to the dataset folder; empty cell = missing).")
+                                            " (path relative to the dataset folder; empty cell = missing), then "
+                                            "one column per FunBench field the records carry: laterality, "
+                                            "dr_grade, abnormal, modality, fovea_position, conditions (names "
+                                            "joined by ';') and findings.<lesion> (and the lesion geometry "
+                                            "fields) per lesion.")
     export.add_argument("name", metavar="NAME")
     export.add_argument("--data-root", help=ROOT_HELP)
     export.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
@@ -245,15 +249,41 @@ def _check_lines(report: dict, max_rows: int = 10) -> list[str]:
     return lines
 
 
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (tuple, list)):
+        return ";".join(map(str, value))
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def funbench_cells(record) -> dict[str, str]:
+    """The FunBench fields a record carries, one column each: the scalar fields, ``conditions`` and, per name,
+    ``findings.<lesion>`` and the lesion geometry fields (None values left out)."""
+    cells = {name: _cell(getattr(record, name)) for name in SCALAR_FIELDS if getattr(record, name) is not None}
+    if record.conditions is not None:
+        cells["conditions"] = _cell(record.conditions) or "none listed"
+    for field in NAMED_FIELDS:
+        for name, value in sorted((getattr(record, field) or {}).items()):
+            if value is not None:
+                cells[f"{field}.{name}"] = _cell(value)
+    return cells
+
+
 def export_rows(load: DatasetLoad) -> list[dict[str, str]]:
-    """The export CSV rows of a loaded dataset (empty string for a missing value)."""
-    def cell(value) -> str:
-        if value is None:
-            return ""
-        return f"{value:g}" if isinstance(value, float) else str(value)
-    return [{"image_id": r.image_id, "patient_id": r.patient_id, "split": cell(r.split), "dr": cell(r.dr),
-             "referable_dr": cell(r.referable_dr), "glaucoma": cell(r.glaucoma), "age": cell(r.age),
-             "sex": cell(r.sex), "quality": cell(r.quality), "path": r.relpath} for r in load.records]
+    """The export CSV rows of a loaded dataset (empty string for a missing value): the FOCUS columns, then one
+    column per FunBench field some record carries."""
+    return [{"image_id": r.image_id, "patient_id": r.patient_id, "split": _cell(r.split), "dr": _cell(r.dr),
+             "referable_dr": _cell(r.referable_dr), "glaucoma": _cell(r.glaucoma), "age": _cell(r.age),
+             "sex": _cell(r.sex), "quality": _cell(r.quality), "path": r.relpath, **funbench_cells(r)}
+            for r in load.records]
+
+
+def export_columns(rows: list[dict[str, str]]) -> list[str]:
+    """EXPORT_COLUMNS, then the FunBench columns in a fixed order (scalar fields, conditions, named fields)."""
+    extra = {k for row in rows for k in row} - set(EXPORT_COLUMNS)
+    order = [*SCALAR_FIELDS, "conditions"]
+    return [*EXPORT_COLUMNS, *(k for k in order if k in extra), *sorted(k for k in extra if k not in order)]
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -285,7 +315,7 @@ def _empty_reason(load: DatasetLoad) -> str:
 
 
 def _write_csv(handle, rows: list[dict[str, str]]) -> None:
-    writer = csv.DictWriter(handle, fieldnames=EXPORT_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(handle, fieldnames=export_columns(rows), restval="", lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
 

@@ -35,6 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the address the site will be published at (https://host/path/ or /path/), for "
                              "canonical page addresses; the pages link to each other relatively, so any static "
                              "host serves them")
+    add_coverage_floor(parser)
+
+
+def add_coverage_floor(parser: argparse.ArgumentParser) -> None:
+    from focus_eval.results.power import COVERAGE_FLOOR
+
+    parser.add_argument("--coverage-floor", type=float, default=COVERAGE_FLOOR, metavar="SHARE",
+                        help="a prompt method's line whose share of readable answers (coverage) is below SHARE "
+                             f"is shown, marked low coverage, and ranked nowhere (default {COVERAGE_FLOOR}; 0 "
+                             "ranks every line)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     report = build_site(args.results_dirs, args.output, include_proxy=args.include_proxy, top=args.top,
                         include_paths=args.include_path, no_samples=args.no_samples,
                         include_limited=args.include_limited, prefer=args.prefer, title=args.title,
-                        base_url=args.base_url)
+                        base_url=args.base_url, coverage_floor=args.coverage_floor)
     inputs = report.inputs
     samples = ("no sample files (--no-samples: metrics only)" if args.no_samples else
                f"{len(report.samples_files)} sample file(s) for calibration curves "

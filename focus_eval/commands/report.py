@@ -38,6 +38,9 @@ def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
     parser.add_argument("--prefer", metavar="newest|FOLDER",
                         help="when a results line is found twice: keep the newer one or the one under FOLDER")
+    from focus_eval.commands.leaderboard import add_coverage_floor
+
+    add_coverage_floor(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +65,9 @@ def report(analysis, args: argparse.Namespace) -> int:
     if args.n_boot < 0:
         raise FocusError("--n-boot must be 0 or more")
     collection = collect_results(args.results, args.prefer)
+    from focus_eval.leaderboard.pages.build import with_coverage_floor
+
+    collection = with_coverage_floor(collection, args.coverage_floor)
     options = ReportOptions(include_limited=args.include_limited, n_boot=args.n_boot, seed=args.seed)
     table = analysis.compute(collection, options)
     print(table.to_text())

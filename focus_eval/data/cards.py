@@ -1,5 +1,8 @@
 """Dataset cards: the small YAML file beside a user's manifest (CSV or JSONL) that names its columns, the label
-coding of each target, the sex, quality and laterality codings and the cohort filter. A card makes the folder a
+coding of each target, the sex, quality and laterality codings and the cohort filter. A card may also map the
+FunBench fields (``laterality``, ``dr_grade``, ``abnormal``, ``conditions`` with the condition names it uses,
+``findings.<lesion>``), read with the shipped readers' cell rules (``data.cells``); the generated tasks then
+include the FunBench tasks those fields allow (``task.generated``). A card makes the folder a
 ``manifest`` dataset (``focus_eval.data.manifests`` registers it, ``focus_eval.data.readers.manifest`` reads it).
 """
 
@@ -20,8 +23,12 @@ from focus_eval.registry import suggest
 CARD_FILE = "dataset.yaml"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as task names: it becomes part of them
 CARD_KEYS = ("name", "kind", "description", "version", "manifest", "columns", "targets", "sex", "quality",
-             "laterality", "cohort")
+             "laterality", "cohort", "conditions")
 FIELDS = ("image", "patient_id", "split", "age", "sex", "quality", "laterality")
+# FunBench fields a card may map in ``columns`` (read only when mapped), besides laterality
+FUNBENCH_FIELDS = ("dr_grade", "abnormal", "conditions")
+FINDING = re.compile(r"^findings\.([a-z][a-z0-9_]*)$")
+CONDITION_NAME = re.compile(r"^[a-z][a-z0-9_]*$")
 TARGET_KEYS = ("column", "positive", "negative", "exclude", "label_rule")
 DEFAULT_CODINGS = {
     "sex": {"male": ["male", "m"], "female": ["female", "f"]},
@@ -56,6 +63,14 @@ class DatasetCard:
     targets: dict[str, TargetCoding]
     codings: dict[str, dict[str, str]] = field(default_factory=dict)  # field -> code -> harmonized value
     cohort: tuple[str, tuple[str, ...]] | None = None  # (column, kept codes)
+    # FunBench field (dr_grade, abnormal, conditions, findings.<lesion>) -> manifest column, where mapped
+    funbench: dict[str, str] = field(default_factory=dict)
+    condition_names: tuple[str, ...] = ()  # the conditions a ``conditions`` cell may name (besides normal)
+    laterality_mapped: bool = False  # laterality named in ``columns`` or given a coding
+
+    @property
+    def lesions(self) -> tuple[str, ...]:
+        return tuple(FINDING.match(f).group(1) for f in self.funbench if FINDING.match(f))
 
     @property
     def folder(self) -> Path:
@@ -145,8 +160,7 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
     if not isinstance(raw.get("targets"), dict) or not raw["targets"]:
         raise FocusError(f"{path}: 'targets' must map one or more of {', '.join(TARGETS)} to their label coding")
     columns = raw.get("columns") or {}
-    if not isinstance(columns, dict) or set(columns) - set(FIELDS):
-        raise FocusError(f"{path}: 'columns' maps fields ({', '.join(FIELDS)}) to the manifest's column names")
+    funbench = _funbench_columns(columns, path)
     return DatasetCard(
         name=_checked_name(card_name, path), path=path, manifest=(path.parent / str(raw["manifest"])).resolve(),
         description=str(raw.get("description") or f"User dataset {card_name} (manifest {raw['manifest']})."),
@@ -154,7 +168,38 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
         targets={t: _target(t, spec, path) for t, spec in raw["targets"].items()},
         codings={k: _coding(k, raw.get(k), path) for k in ("sex", "quality", "laterality")}
         | {"split": _coding("split", None, path)},
-        cohort=_cohort(raw.get("cohort"), path))
+        cohort=_cohort(raw.get("cohort"), path), funbench=funbench,
+        condition_names=_condition_names(raw.get("conditions"), "conditions" in funbench, path),
+        laterality_mapped="laterality" in columns or raw.get("laterality") is not None)
+
+
+def _funbench_columns(columns: Any, path: Path) -> dict[str, str]:
+    """The card's ``columns`` checked: FOCUS fields, FunBench fields and ``findings.<lesion>`` (lower-case
+    letters, digits, '_'); returns the FunBench ones, field -> manifest column."""
+    def allowed(key: str) -> bool:
+        return key in FIELDS or key in FUNBENCH_FIELDS or bool(FINDING.match(key))
+
+    if not isinstance(columns, dict) or not all(isinstance(k, str) and allowed(k) for k in columns):
+        bad = [k for k in columns if not (isinstance(k, str) and allowed(k))] if isinstance(columns, dict) else []
+        raise FocusError(f"{path}: 'columns' maps fields ({', '.join(FIELDS + FUNBENCH_FIELDS)}, findings.<lesion>) "
+                         f"to the manifest's column names" + (f"; not a field: {', '.join(map(str, bad))}" if bad
+                                                              else ""))
+    return {k: str(v) for k, v in columns.items() if k not in FIELDS}
+
+
+def _condition_names(spec: Any, mapped: bool, path: Path) -> tuple[str, ...]:
+    """The card's ``conditions`` list (the names a ``conditions`` cell may use), required when mapped."""
+    if spec is None and not mapped:
+        return ()
+    if not mapped:
+        raise FocusError(f"{path}: 'conditions' lists condition names, but 'columns' maps no conditions column")
+    if not isinstance(spec, list) or not spec or not all(isinstance(n, str) and CONDITION_NAME.match(n) for n in spec):
+        raise FocusError(f"{path}: 'columns' maps conditions, so 'conditions' must list the condition names the "
+                         "column uses (lower-case words joined by '_', e.g. [diabetic_retinopathy, glaucoma]); "
+                         "'normal' needs no entry")
+    if "normal" in spec or len(set(spec)) != len(spec):
+        raise FocusError(f"{path}: 'conditions' lists each name once and leaves out 'normal' (always allowed)")
+    return tuple(spec)
 
 
 def _checked_name(name: str, path: Path) -> str:

@@ -3,6 +3,7 @@ quality, yes/no), ages and numbers, and the referable-DR rule shared by the DR d
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -65,8 +66,20 @@ def map_code(value: str | None, mapping: Mapping[str, object], file: Path, row: 
     return lowered[key.lower()]
 
 
+# Plausible ages in years: above 0 and at most 120. 0 is read as a missing-value code (label files of adult
+# screening cohorts write 0 for "not recorded"; a newborn's age would be 0.0x years, which stays plausible).
+AGE_MIN, AGE_MAX = 0.0, 120.0
+
+
+def plausible_age(age: float | None) -> bool:
+    """A missing age, or a finite one above ``AGE_MIN`` and at most ``AGE_MAX``."""
+    return age is None or (math.isfinite(age) and AGE_MIN < age <= AGE_MAX)
+
+
 def parse_age(value: str | None, file: Path, row: int | None, column: str) -> float | None:
-    """Age in years: '>= 90' style caps map to 90; empty -> None; non-numeric text is a DataError."""
+    """Age in years: '>= 90' style caps map to 90; empty -> None; non-numeric text is a DataError. The number
+    is returned as written; the row loop (``matching.read_rows``) turns an implausible one (``plausible_age``)
+    into a missing age, counts it and names the rows in a warning."""
     if value is None:
         return None
     text = str(value).strip().replace(" ", "")
@@ -76,6 +89,32 @@ def parse_age(value: str | None, file: Path, row: int | None, column: str) -> fl
         return float(text.replace(",", "."))
     except ValueError:
         raise DataError(f"column {column!r}: age {value!r} is not a number", file=str(file), row=row) from None
+
+
+# yes/no cells of a finding or of normal/abnormal, as the shipped readers write them (1/0 in every release)
+FLAG_CODES = {"1": 1, "0": 0, "yes": 1, "no": 0, "true": 1, "false": 0}
+FINDING_CODES = FLAG_CODES | {"present": 1, "absent": 0}
+ABNORMAL_CODES = FLAG_CODES | {"abnormal": 1, "normal": 0}
+
+
+def parse_conditions(value: str | None, names: Sequence[str], file: Path, row: int | None,
+                     column: str) -> tuple[str, ...] | None:
+    """A cell naming the conditions present, separated by ';' (``normal`` alone for a normal image), as the
+    ``conditions`` field: the names in ``names`` order, ``("normal",)``, or None when empty. A name outside
+    ``names`` or ``normal`` beside another name is a DataError naming file, row and column."""
+    if value is None:
+        return None
+    given = [part.strip().lower().replace(" ", "_") for part in str(value).split(";") if part.strip()]
+    unknown = sorted({g for g in given if g != "normal" and g not in names})
+    if unknown or not given:
+        raise DataError(f"column {column!r}: unknown condition(s) {unknown or [value]}; expected 'normal' or "
+                        f"names from {list(names)} separated by ';'", file=str(file), row=row)
+    if "normal" in given:
+        if len(set(given)) > 1:
+            raise DataError(f"column {column!r}: 'normal' cannot stand beside a condition ({value!r})",
+                            file=str(file), row=row)
+        return ("normal",)
+    return tuple(n for n in names if n in given)
 
 
 def dr_present(grade: int | None) -> int | None:

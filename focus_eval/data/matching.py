@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
+from focus_eval.data.cells import AGE_MAX, AGE_MIN, plausible_age
 from focus_eval.data.files import image_files, safe_path
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
@@ -138,9 +139,24 @@ def _given_twice(load: DatasetLoad, image_id: str, first: str, second: str) -> D
 def read_rows(load: DatasetLoad, matcher: ImageMatcher, rows: Iterable[T], listed: Callable[[T], Listed]) -> None:
     """For each row: parse it (``listed``; label errors stop the load), match its image, and add the record
     or the reported skip to ``load``; then the matcher's warnings."""
+    implausible: list[tuple[int | None, float]] = []
     for item in rows:
         entry = listed(item)
+        if not plausible_age(entry.fields.get("age")):
+            implausible.append((entry.row, entry.fields["age"]))
+            entry.fields["age"] = None
         path = matcher.resolve(entry.name, row=entry.row, image_id=entry.image_id, excluded=entry.excluded)
         origin = str(matcher.label_file) if entry.row is None else f"{matcher.label_file}, row {entry.row}"
         add_image(load, matcher.root, path, entry.image_id, entry.fields, origin)
     load.warnings.extend(matcher.warnings())
+    if implausible:
+        _warn_ages(load, matcher.label_file, implausible)
+
+
+def _warn_ages(load: DatasetLoad, label_file, implausible: list[tuple[int | None, float]]) -> None:
+    """Count the ages read as missing (``load.metadata["implausible_ages"]``) and name their rows."""
+    load.metadata["implausible_ages"] = load.metadata.get("implausible_ages", 0) + len(implausible)
+    shown = ", ".join(f"row {row} ({age:g})" for row, age in implausible[:10])
+    more = f" and {len(implausible) - 10} more" if len(implausible) > 10 else ""
+    load.warnings.append(f"{label_file}: {len(implausible)} implausible age(s) read as missing (plausible: above "
+                         f"{AGE_MIN:g} and at most {AGE_MAX:g} years; 0 is a missing-value code): {shown}{more}")

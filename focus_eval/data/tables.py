@@ -40,6 +40,19 @@ def _row(lineno: int, headers: Sequence[str], cells: Sequence[str | None]) -> Ro
     return row
 
 
+def check_headers(headers: Sequence[str], path: Path, row: int = 1) -> list[str]:
+    """``headers`` unchanged, or a DataError naming every column name the file gives more than once: a row
+    dict keeps one cell per name, so the other column would be dropped without a word."""
+    named = [h for h in headers if h]
+    twice = sorted({h for h in named if named.count(h) > 1})
+    if twice:
+        positions = "; ".join(f"{h!r} in columns {', '.join(str(i + 1) for i, x in enumerate(headers) if x == h)}"
+                              for h in twice)
+        raise DataError(f"duplicated column name(s): {positions}; rename or remove all but one", file=str(path),
+                        row=row)
+    return list(headers)
+
+
 def read_csv_rows(path: Path, encoding: str = "utf-8-sig") -> tuple[list[str], list[Row]]:
     """Read a CSV into (clean headers, rows of clean cells). Row dicts also carry ``__row__``: the 1-based
     line number in the file (header = line 1), for error messages."""
@@ -52,7 +65,7 @@ def read_csv_rows(path: Path, encoding: str = "utf-8-sig") -> tuple[list[str], l
         header = next(reader)
     except StopIteration:
         raise DataError("empty label file", file=str(path)) from None
-    headers = [clean_header(h) for h in header]
+    headers = check_headers([clean_header(h) for h in header], path)
     rows = [_row(lineno, headers, [clean_cell(v) for v in values])
             for lineno, values in enumerate(reader, start=2) if any(v.strip() for v in values)]
     return headers, rows
@@ -85,7 +98,7 @@ def read_xlsx_rows(path: Path, sheet: str | None = None) -> tuple[list[str], lis
         if not any(c is not None for c in cells):
             continue
         if headers is None:
-            headers = [clean_header(v) for v in values]
+            headers = check_headers([clean_header(v) for v in values], path, lineno)
         else:
             rows.append(_row(lineno, headers, cells))
     if headers is None:

@@ -5,6 +5,11 @@ the runner's defaults.
 Every non-default convention is shown as a badge, and lines whose conventions differ are never merged into one
 row: the conventions are part of a configuration's identity. ``--n-boot`` is not among them (it changes the
 width of an interval, not the estimate).
+
+A method may record, under an option's key, a value it chose itself: zero-shot records the logit scale it used
+as ``zs_scale``, the model's own learned scale unless ``--zs-scale`` was given (``zs_convention``: ``model`` or
+``compat``). Such a value is no departure from the defaults, so it gets no badge; ``method_choices`` lists it for
+the model card.
 """
 
 from __future__ import annotations
@@ -31,8 +36,27 @@ _LABELS: dict[str, Callable[[Any], str]] = {
 }
 
 
+# results-line key -> (whether the line's value is the method's own choice, not an option, and how the model
+# card names it)
+_CHOSEN: dict[str, tuple[Callable[[dict[str, Any]], bool], str]] = {
+    "zs_scale": (lambda extra: extra.get("zs_convention") == "model",
+                 "zero-shot logit scale (the model's own learned scale)"),
+}
+
+
 def default_of(key: str) -> Any:
     return _DEFAULTS.get(key)
+
+
+def chosen_by_method(key: str, extra: dict[str, Any]) -> bool:
+    """Whether ``extra[key]`` is a value the method chose itself (no option was set)."""
+    rule = _CHOSEN.get(key)
+    return rule is not None and key in extra and rule[0](extra)
+
+
+def method_choices(extra: dict[str, Any]) -> list[tuple[str, Any]]:
+    """(what, value) of each recorded value the line's method chose itself, for the model card."""
+    return [(_CHOSEN[key][1], extra[key]) for key in _CHOSEN if chosen_by_method(key, extra)]
 
 
 def conventions(extra: dict[str, Any], limited: bool = False) -> tuple[Convention, ...]:
@@ -40,6 +64,8 @@ def conventions(extra: dict[str, Any], limited: bool = False) -> tuple[Conventio
     ``extra.limit`` still carries a limit convention (its numbers come from a subset of the test split)."""
     found = []
     for key, label in _LABELS.items():
+        if chosen_by_method(key, extra):
+            continue
         value = extra.get(key, default_of(key))
         if key == "seed" and value is None:
             value = default_of(key)  # scoring fills a missing seed with the default

@@ -1,7 +1,9 @@
 """Sample lines as aligned numpy columns, with the row masks that decide which rows each metric uses.
 
 - score rows: no error and a score; used by auroc, auprc, brier and ece (unparsed prompt rows included).
-- pred rows: no error, a prediction, and not marked unparsed; used by accuracy, precision, recall and f1.
+- pred rows: no error, a prediction, and not marked unparsed; used by precision, recall and f1.
+- accuracy: the pred rows and the unparsed rows (no error), an unparsed answer counting as wrong: a model is not
+  scored on the few answers it happened to format readably.
 Missing values are stored as 0 and masked out by weight, never as NaN (NaN times a zero weight is NaN).
 """
 
@@ -110,6 +112,9 @@ def metric_batch(name: str, arrays: SampleArrays, weights: np.ndarray, mask: np.
     function, column = METRIC_FUNCTIONS[name]
     rows = arrays.rows(column) if mask is None else arrays.rows(column) & mask
     values = arrays.score if column == "score" else arrays.pred
+    if name == "accuracy":
+        missed = arrays.unparsed & ~arrays.error & (True if mask is None else mask)
+        rows, values = rows | missed, np.where(missed, 1.0 - arrays.y, values)
     return function(arrays.y[rows], values[rows], weights[:, rows])
 
 

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterable
 
 from focus_eval.errors import DataError, FocusError
 from focus_eval.results.layout import MANIFEST_GLOB, RESULTS_FILE, limit_dir_name
-from focus_eval.results.power import underpowered
+from focus_eval.results.power import COVERAGE_FLOOR, low_coverage, underpowered
 from focus_eval.results.schema import (CLASS_METRICS, FAIRNESS_GAPS, METRICS, QUALITY_GAPS, CompareLine,
                                        CompareSummaryLine, GroupLine, ResultLine, read_jsonl)
 
@@ -139,7 +139,7 @@ def _unique(paths: list[Path]) -> list[Path]:
 
 REQUIRED = ("model", "method", "task", "metrics")
 FLAGS = ("untrained", "proxy", "underpowered", "limited")
-COUNTS = ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot")
+COUNTS = ("n", "n_pos", "n_valid", "n_unparsed", "n_answered", "coverage", "n_errors", "n_boot")
 GAP_KEYS = ("n_min", "threshold", *dict.fromkeys((*FAIRNESS_GAPS, *QUALITY_GAPS)))
 
 
@@ -154,10 +154,23 @@ class Entry:
     underpowered: bool
     contamination: str | None
     conventions: tuple[Convention, ...] = ()
+    # the coverage a prompt method's line needs to be ranked (``focus-eval leaderboard --coverage-floor``)
+    coverage_floor: float = COVERAGE_FLOOR
 
     @property
     def model(self) -> str:
         return self.line.model
+
+    @property
+    def primary_metric(self) -> str:
+        """The metric the line's task is ranked by: FunBench F1 for multi-class and multiple-choice tasks,
+        AUROC for binary ones."""
+        return "funbench_f1" if self.line.output_type else "auroc"
+
+    @property
+    def low_coverage(self) -> bool:
+        """A prompt method's line whose share of readable answers is below the floor: shown, never ranked."""
+        return low_coverage(self.line.coverage, self.coverage_floor)
 
     @property
     def limited(self) -> bool:
@@ -180,9 +193,10 @@ class Entry:
     @property
     def flags(self) -> list[str]:
         """The markers a row carries on the site: proxy task, underpowered task, untrained model, contamination,
-        limited run."""
+        limited run, low coverage."""
         marks = {"proxy": self.line.proxy, "underpowered": self.underpowered, "untrained": self.line.untrained,
-                 "contaminated": self.contamination is not None, "limited": self.limited}
+                 "contaminated": self.contamination is not None, "limited": self.limited,
+                 "low_coverage": self.low_coverage}
         return [name for name, on in marks.items() if on]
 
     @property
@@ -332,12 +346,15 @@ SLACK = 1e-9
 def _check_possible(row: dict[str, Any], fail) -> None:
     """Values that cannot be: a metric outside its range, an interval whose low end passes its high end or that
     leaves the metric's range, counts that are negative, fractional or larger than the number of rows."""
-    counts = {k: row.get(k) for k in COUNTS if row.get(k) is not None}
+    coverage = row.get("coverage")
+    if coverage is not None and not -SLACK <= coverage <= 1 + SLACK:
+        raise fail(f"'coverage' is {coverage}: a share of answered rows lies in [0, 1]")
+    counts = {k: row.get(k) for k in COUNTS if row.get(k) is not None and k != "coverage"}
     for key, value in counts.items():
         if value < 0 or float(value) != int(value):
             raise fail(f"{key!r} is {value}: a count is a whole number of at least 0")
     n = counts.get("n")
-    for key in ("n_pos", "n_valid", "n_unparsed", "n_errors"):
+    for key in ("n_pos", "n_valid", "n_unparsed", "n_errors", "n_answered"):
         if n is not None and counts.get(key) is not None and counts[key] > n:
             raise fail(f"{key!r} is {counts[key]}, more than the {n} rows of the line ('n')")
     ranges = RANGES

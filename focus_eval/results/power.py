@@ -1,12 +1,18 @@
 """The one underpowered rule (SPEC section 6): a task, or a paired comparison, with fewer than ``MIN_POSITIVES``
 test positives says little; a paired comparison also needs ``MIN_PAIRED`` images (10 positives and 10
 negatives). Scoring flags results lines with it, ``focus-eval compare`` flags comparisons, group means leave
-such tasks out, and the leaderboard applies it to lines written without the flag."""
+such tasks out, and the leaderboard applies it to lines written without the flag.
+
+The one coverage rule: a prompt method's line (``prompt``, ``multiple_choice``, ``knowledge_prompt``) records
+``n_answered`` (rows whose answer could be read) and ``coverage`` (n_answered / n). A line whose coverage is below
+``COVERAGE_FLOOR`` is shown, marked low coverage, but ranked nowhere (leaderboard pages, FunBench module
+attribution): its score says more about the answer format than about the model."""
 
 from __future__ import annotations
 
 MIN_POSITIVES = 10
 MIN_PAIRED = 2 * MIN_POSITIVES
+COVERAGE_FLOOR = 0.9
 
 
 def underpowered(n_pos: float | None) -> bool:
@@ -17,3 +23,15 @@ def underpowered(n_pos: float | None) -> bool:
 def underpowered_pair(n: float | None, n_pos: float | None) -> bool:
     """A paired comparison with too few positives, or too few paired images, to be powered."""
     return underpowered(n_pos) or (n is not None and n < MIN_PAIRED)
+
+
+def check_floor(floor: float) -> float:
+    """A coverage floor must lie in [0, 1] (0 ranks every line)."""
+    if not (isinstance(floor, (int, float)) and 0.0 <= float(floor) <= 1.0):
+        raise ValueError(f"the coverage floor must lie between 0 and 1, got {floor!r}")
+    return float(floor)
+
+
+def low_coverage(coverage: float | None, floor: float = COVERAGE_FLOOR) -> bool:
+    """Coverage below the floor; a line without a coverage (not a prompt method's) is never low."""
+    return coverage is not None and coverage < floor

@@ -55,6 +55,10 @@ class SampleLine:
     answer: str | None = None
     option_seed: int | None = None
     decided_by: str | None = None
+    # where the answer was matched to the options by sentence embedding: the best option's cosine similarity
+    # and its margin over the second best (an answer below the floor stays unparsed, with these recorded)
+    match_similarity: float | None = None
+    match_margin: float | None = None
 
     def to_dict(self, prompt: bool) -> dict[str, Any]:
         d = asdict(self)
@@ -123,12 +127,17 @@ class ResultLine(Evaluated):
     # ``n_pos`` counts rows whose label is not the first class, and ``extra`` holds classes, the confusion
     # matrix and the random-guess baseline
     output_type: str | None = None
+    # prompt methods only (their sample lines carry the answer text): rows whose answer could be read, and
+    # n_answered / n (null when n is 0); results.power.COVERAGE_FLOOR decides which lines are ranked
+    n_answered: int | None = None
+    coverage: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d = {k: d[k] for k in RESULT_KEYS}
-        if d["output_type"] is None:
-            d.pop("output_type")
+        for key in ("output_type", "n_answered", "coverage"):
+            if d[key] is None:
+                d.pop(key)
         return d
 
     @classmethod
@@ -139,7 +148,8 @@ class ResultLine(Evaluated):
 
 # A results line's keys in the order it is written (the descriptive fields keep their places among the others).
 RESULT_KEYS = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy", "adapter",
-               "n", "n_pos", "n_valid", "n_unparsed", "n_errors", "metrics", "ci", "ci_method", "n_boot", "fairness",
+               "n", "n_pos", "n_valid", "n_unparsed", "n_answered", "coverage", "n_errors", "metrics", "ci",
+               "ci_method", "n_boot", "fairness",
                "robustness", "task_version", "task_hash", "preset_hash", "created", "underpowered", "limited",
                "extra", "output_type")
 
@@ -255,14 +265,14 @@ SAMPLE_KEYS = ("image_id", "patient_id", "split", "label", "score", "pred", "age
 BINARY_PROMPT_FIELDS = ("p_yes", "p_no", "score_norm")
 ANSWER_FIELDS = ("text", "parsed")
 CLASS_SAMPLE_ONLY = ("output_type", "probs")
-QUESTION_FIELDS = ("question", "options", "answer", "option_seed", "decided_by")
+QUESTION_FIELDS = ("question", "options", "answer", "option_seed", "decided_by", "match_similarity", "match_margin")
 PROMPT_SAMPLE_KEYS = SAMPLE_KEYS + BINARY_PROMPT_FIELDS + ANSWER_FIELDS
 CLASS_SAMPLE_KEYS = SAMPLE_KEYS + CLASS_SAMPLE_ONLY
 QUESTION_SAMPLE_KEYS = CLASS_SAMPLE_KEYS + ANSWER_FIELDS + QUESTION_FIELDS
 DECIDED_BY = ("letter", "embedding")
 # keys a results line may lack (lines written before they existed read as false; binary lines have no
 # output_type)
-OPTIONAL_RESULT_KEYS = ("limited", "output_type")
+OPTIONAL_RESULT_KEYS = ("limited", "output_type", "n_answered", "coverage")
 FAIRNESS_KEYS = {"age": ("threshold", "n_min") + FAIRNESS_GAPS, "sex": ("n_min",) + FAIRNESS_GAPS}
 ROBUSTNESS_KEYS = {"quality": ("n_min",) + QUALITY_GAPS}
 CI_METHODS = ("patient_bootstrap", "image_bootstrap")
@@ -338,6 +348,10 @@ def validate_result_dict(d: dict[str, Any]) -> None:
     for key in ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot"):
         if not (_is_int(d[key]) and d[key] >= 0):
             problems.append(f"{key}: expected a count, got {d[key]!r}")
+    if "n_answered" in d and not (_is_int(d["n_answered"]) and 0 <= d["n_answered"] <= d["n"]):
+        problems.append(f"n_answered: expected a count up to n, got {d['n_answered']!r}")
+    if "coverage" in d and not (d["coverage"] is None or (_is_number(d["coverage"]) and 0 <= d["coverage"] <= 1)):
+        problems.append(f"coverage: expected a share between 0 and 1 or null, got {d['coverage']!r}")
     if d["task_version"] is not None and not isinstance(d["task_version"], (str, int, float)):
         problems.append(f"task_version: bad value {d['task_version']!r}")
     if d["ci_method"] not in CI_METHODS:
@@ -432,6 +446,8 @@ _CLASS_SAMPLE_CHECKS = {
     "answer": lambda v: v is None or isinstance(v, str),
     "option_seed": lambda v: v is None or _is_int(v),
     "decided_by": lambda v: v is None or v in DECIDED_BY,
+    "match_similarity": lambda v: v is None or (_is_number(v) and -1.0 <= v <= 1.0),
+    "match_margin": lambda v: v is None or (_is_number(v) and 0.0 <= v <= 2.0),
 }
 
 
@@ -446,7 +462,8 @@ def validate_sample_dict(d: dict[str, Any], prompt: bool | None = None) -> None:
         keys, checks = (QUESTION_SAMPLE_KEYS if prompt else CLASS_SAMPLE_KEYS), _CLASS_SAMPLE_CHECKS
     else:
         keys, checks = (PROMPT_SAMPLE_KEYS if prompt else SAMPLE_KEYS), _SAMPLE_CHECKS
-    problems = _exact_keys(d, keys, "sample", optional=("limited",))
+    # lines written before the embedding match recorded its similarity lack those keys
+    problems = _exact_keys(d, keys, "sample", optional=("limited", "match_similarity", "match_margin"))
     if problems:
         raise ValueError("; ".join(problems))
     problems = [f"{k}: bad value {d[k]!r}" for k, check in checks.items() if k in d and not check(d[k])]

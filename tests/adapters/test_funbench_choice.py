@@ -35,11 +35,44 @@ def test_prose_naming_an_option_is_matched_by_embedding_and_nonsense_stays_unpar
     assert reading.letters == ("B",) and reading.decided_by == "embedding"
     assert read_answer("proliferative diabetic retinopathy with new vessels", GRADES, False).letters == ("E",)
     for nonsense in ("xyzzy qwerty", "12345 !!", "I cannot tell."):
-        assert read_answer(nonsense, OPTIONS, False) == read_answer(nonsense, GRADES, False)
         assert read_answer(nonsense, OPTIONS, False).letters is None
+        assert read_answer(nonsense, GRADES, False).letters is None
     conditions = ["normal fundus", "diabetic retinopathy", "macular edema", "glaucoma"]
     multi = read_answer("diabetic retinopathy and glaucoma", conditions, True)
     assert multi.letters == ("B", "D") and multi.decided_by == "embedding"
+
+
+# The option texts of FunBench tasks where prose answers that name no option used to be read as an option.
+CONDITIONS_BRSET = ["normal fundus", "diabetic retinopathy", "macular edema", "age-related macular degeneration",
+                    "retinal vascular occlusion", "hypertensive retinopathy", "retinal detachment", "myopic fundus",
+                    "increased cup-to-disc ratio"]
+CONDITIONS_ODIR = ["normal fundus", "diabetic retinopathy", "glaucoma", "cataract",
+                   "age-related macular degeneration", "hypertensive retinopathy", "pathological myopia",
+                   "other abnormality"]
+LESION_SIZE = ["none present", "small (under 0.1% of the image)", "medium (0.1% to 1% of the image)",
+               "large (over 1% of the image)"]
+
+
+@pytest.mark.parametrize("options", [CONDITIONS_BRSET, CONDITIONS_ODIR, LESION_SIZE, OPTIONS, GRADES],
+                         ids=["conditions_brset", "conditions_odir", "lesion_size", "laterality", "dr_grading"])
+@pytest.mark.parametrize("noise", ["tous", "The image is blurry", "I don't know", "maybe", "image"])
+def test_answers_that_name_no_option_stay_unparsed_with_the_real_model(options, noise):
+    reading = read_answer(noise, options, False)
+    assert reading.letters is None and reading.decided_by is None
+    assert reading.similarity is not None and reading.similarity < MIN_SIMILARITY
+    assert reading.margin is not None and reading.margin >= 0
+
+
+@pytest.mark.parametrize("answer, options, expected", [
+    ("a healthy normal fundus", CONDITIONS_ODIR, ("A",)), ("the patient has a cataract", CONDITIONS_ODIR, ("D",)),
+    ("macular degeneration related to age", CONDITIONS_BRSET, ("D",)), ("the right eye", OPTIONS, ("B",)),
+    ("This fundus image shows the left eye.", OPTIONS, ("A",)), ("There is no diabetic retinopathy.", GRADES, ("A",)),
+    ("They are large, covering over 1% of the image.", LESION_SIZE, ("D",)),
+])
+def test_paraphrases_of_an_option_still_match_with_the_real_model(answer, options, expected):
+    reading = read_answer(answer, options, False)
+    assert reading.letters == expected and reading.decided_by == "embedding"
+    assert reading.similarity >= MIN_SIMILARITY and reading.margin >= 0.02
 
 
 def test_embedding_match_needs_a_clear_lead():
@@ -49,6 +82,8 @@ def test_embedding_match_needs_a_clear_lead():
         return np.array([rows[t] for t in texts])
     assert match_options("an eye", OPTIONS, False, embed) is None
     assert match_options("left", OPTIONS, False, embed) == (0,)
+    reading = read_answer("left", OPTIONS, False, embed)
+    assert reading.similarity == pytest.approx(0.9) and reading.margin == pytest.approx(0.9 - 0.436)
     assert MIN_SIMILARITY > 0
 
 

@@ -50,7 +50,7 @@ def test_funbench_page_rows_random_guess_and_greyed_cells(tmp_path):
     assert "funbench.html" in report.pages and 'href="funbench.html"' in (tmp_path / "site" / "index.html").read_text()
     table = re.search(r'<table class="sortable data" id="funbench-table">(.*?)</table>', page, re.S).group(1)
     heads = re.findall(r"<th [^>]*scope=\"col\"[^>]*>([^<]+)</th>", table)
-    assert heads[:9] == ["Model", "Mode", "Overall", "L1", "L2", "L3", "L4", "L2b", "L4c"]
+    assert heads[:10] == ["Model", "Mode", "Overall", "Coverage", "L1", "L2", "L3", "L4", "L2b", "L4c"]
     body = re.findall(r"<tr.*?</tr>", table.split("<tbody>")[1], re.S)
     assert "Random guess" in body[0] and "good-mllm" in body[1] and "bad-probe" in body[2]
     # the random guess of the questions: 0.5 for laterality, 2 * (1/5) * (4/5) = 0.32 for five grades

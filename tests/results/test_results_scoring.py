@@ -76,8 +76,11 @@ def test_counting_rules_and_metric_rows():
     assert result.metrics["auroc"] == pytest.approx(skm.roc_auc_score(y_s, p_s))
     assert result.metrics["auprc"] == pytest.approx(skm.average_precision_score(y_s, p_s))
     assert result.metrics["brier"] == pytest.approx(skm.brier_score_loss(y_s, p_s))
-    assert result.metrics["accuracy"] == pytest.approx(skm.accuracy_score(y_p, d_p))
+    # accuracy counts the unparsed rows as wrong: correct parsed answers over every row without an error
+    correct = sum(s.pred == s.label for s in pred_rows)
+    assert result.metrics["accuracy"] == pytest.approx(correct / len(score_rows))
     assert result.metrics["f1"] == pytest.approx(skm.f1_score(y_p, d_p))
+    assert (result.n_answered, result.coverage) == (53, pytest.approx(53 / 60))
     assert result.ci_method == "patient_bootstrap" and result.n_boot == 200
     for name, (low, high) in result.ci.items():
         assert low <= high, name
@@ -86,6 +89,27 @@ def test_counting_rules_and_metric_rows():
     assert result.robustness["quality"]["n_min"] == 11  # every 5th row, less error row 40
     assert result.underpowered is False
     validate_result_dict(json.loads(json.dumps(result.to_dict())))
+
+
+def test_one_readable_answer_of_many_is_not_a_perfect_accuracy():
+    samples = prompt_samples(n=62)
+    for s in samples:
+        if s.error is None:
+            s.pred, s.text, s.parsed = None, "I cannot tell from this photograph", False
+    first = next(s for s in samples if s.error is None)
+    first.pred, first.text, first.parsed = first.label, "yes" if first.label else "no", True
+    result = evaluate_samples(samples, meta_for())
+    assert result.n_answered == 1 and result.coverage == pytest.approx(1 / 62)
+    assert result.metrics["accuracy"] == pytest.approx(1 / 59)
+    assert result.ci["accuracy"][1] < 0.2
+    line = result.to_dict()
+    assert line["coverage"] == pytest.approx(1 / 62)
+    validate_result_dict(json.loads(json.dumps(line)))
+
+
+def test_probe_lines_carry_no_coverage():
+    line = evaluate_samples(probe_samples(), meta_for(method="linear_probe")).to_dict()
+    assert "coverage" not in line and "n_answered" not in line
 
 
 def test_prompt_diagnostics_agreement_and_mass():

@@ -13,7 +13,8 @@ from functools import partial
 from pathlib import Path
 
 from focus_eval.data.cards import DatasetCard
-from focus_eval.data.cells import clean_id, map_code, parse_age
+from focus_eval.data.cells import (ABNORMAL_CODES, FINDING_CODES, clean_id, map_code, parse_age, parse_conditions,
+                                   parse_grade)
 from focus_eval.data.files import safe_path
 from focus_eval.data.matching import ImageMatcher, Listed, read_rows, usable_file
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
@@ -109,7 +110,8 @@ def read_manifest(card: DatasetCard, folder: Path) -> DatasetLoad:
     manifest = card.manifest
     headers, rows = read_manifest_rows(manifest)
     # concept -> header: the card's fields (only image is required) and each target's label column
-    wanted = {f: (card.columns[f],) for f in card.columns} | {c.column: (c.column,) for c in card.targets.values()}
+    wanted = ({f: (card.columns[f],) for f in card.columns} | {c.column: (c.column,) for c in card.targets.values()}
+              | {f"funbench:{f}": (column,) for f, column in card.funbench.items()})
     columns = resolve_columns(headers, wanted, manifest, optional=[f for f in card.columns if f != "image"])
     load = DatasetLoad(card.name, Path(folder), [], metadata={
         "label_file": str(manifest), "version": card.version, "card": str(card.path),
@@ -142,4 +144,30 @@ def _listed(card: DatasetCard, columns: dict[str, str], row: Row) -> Listed:
     fields.update(patient_id=image_id if patient is None else clean_id(patient, file, line, columns["patient_id"]),
                   split=coded("split"), age=parse_age(cell("age"), file, line, columns.get("age", "age")),
                   sex=coded("sex"), quality=coded("quality"), extra=extra)
+    mapped = {f: columns[f"funbench:{f}"] for f in card.funbench}
+    fields.update(_funbench_fields(card, {f: (row.get(column), column) for f, column in mapped.items()}, line))
     return Listed(image, image_id, line, fields)
+
+
+def _excluded(card: DatasetCard, column: str, value) -> bool:
+    """Whether a target read from the same column excludes this code (``ungradable``): no grade then."""
+    code = str(value).strip().lower() if value is not None else None
+    return any(c.column == column and code in {k.lower() for k, v in c.codes.items() if v is None}
+               for c in card.targets.values())
+
+
+def _funbench_fields(card: DatasetCard, cells: dict[str, tuple], line: int) -> dict:
+    """The FunBench fields the card maps, each cell read by the shipped readers' rules: an ICDR grade 0-4, 1/0
+    (yes/no) findings and abnormal, ';'-separated conditions from the card's list."""
+    file, out, findings = card.manifest, {}, {}
+    for name, (value, column) in cells.items():
+        if name == "dr_grade":
+            out["dr_grade"] = None if _excluded(card, column, value) else parse_grade(value, range(5), file, line,
+                                                                                     column)
+        elif name == "abnormal":
+            out["abnormal"] = map_code(value, ABNORMAL_CODES, file, line, column)
+        elif name == "conditions":
+            out["conditions"] = parse_conditions(value, card.condition_names, file, line, column)
+        else:
+            findings[name.split(".", 1)[1]] = map_code(value, FINDING_CODES, file, line, column)
+    return out | ({"findings": findings} if findings else {})

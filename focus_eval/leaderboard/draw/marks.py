@@ -20,12 +20,15 @@ BADGE_NOTES = {
                "with --include-limited",
     "chance": "AUROC cannot be told from chance (its 95% interval reaches 0.5): a small gap says nothing here",
     "local": "Weights from local files, not a public hub release: {note}",
+    "low_coverage": "Low coverage: fewer readable answers than the coverage floor; the line is shown but ranked "
+                    "nowhere (its score says more about the answer format than about the model)",
 }
 
 
 def badge(flag: str, note: str = "", text: str = "") -> Markup:
     title = BADGE_NOTES.get(flag, note or flag).replace("{note}", note)
-    return Markup(f'<span class="badge badge-{escape(flag)}" title="{escape(title)}">{escape(text or flag)}</span>')
+    text = text or flag.replace("_", " ")
+    return Markup(f'<span class="badge badge-{escape(flag)}" title="{escape(title)}">{escape(text)}</span>')
 
 
 def convention_badges(conventions: Iterable[Convention], skip: tuple[str, ...] = ()) -> Markup:

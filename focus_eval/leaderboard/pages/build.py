@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from typing import Sequence
 
@@ -22,6 +23,7 @@ from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
 from focus_eval.resources import resource_dir
 from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only
+from focus_eval.results.power import COVERAGE_FLOOR, check_floor
 
 DEFAULT_TITLE = "FOCUS leaderboard"
 _BASE_URL = re.compile(r"^(https?://[^\s\"'<>`]+|/[^\s\"'<>`]*)$")
@@ -54,17 +56,19 @@ class SiteReport:
 def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_proxy: bool = False,
                top: int = 5, include_paths: Sequence[Path | str] = (), no_samples: bool = False, *,
                include_limited: bool = False, prefer: str | Path | None = None, title: str | None = None,
-               base_url: str | None = None) -> SiteReport:
+               base_url: str | None = None, coverage_floor: float = COVERAGE_FLOOR) -> SiteReport:
     """Write the site for every results line under ``results_dirs`` into ``out_dir``; returns what was done.
 
     ``include_paths`` are user task folders (as ``--include-path``), read for the label rules of their tasks.
     ``no_samples`` publishes metrics only: no sample file is read (no reliability curves) and no image or
     patient id reaches the site. ``--limit`` runs are marked and kept out of rankings, means and figures unless
     ``include_limited``. ``prefer`` (``newest`` or a folder) settles lines found twice. ``title`` names the site
-    and ``base_url`` is where it will be published (canonical page addresses).
+    and ``base_url`` is where it will be published (canonical page addresses). A prompt method's line whose
+    coverage (readable answers / rows) is below ``coverage_floor`` is shown, marked low coverage, and ranked
+    nowhere.
     """
     out_dir = Path(out_dir)
-    collection = collect_results(results_dirs, prefer)
+    collection = with_coverage_floor(collect_results(results_dirs, prefer), coverage_floor)
     site = assemble(collection, load_catalog(), include_proxy=include_proxy, top=top,
                     include_paths=include_paths, no_samples=no_samples, include_limited=include_limited,
                     title=check_title(title), base_url=check_base_url(base_url))
@@ -81,13 +85,24 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
                       replaced=collection.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable)
 
 
+def with_coverage_floor(collection: Collection, floor: float) -> Collection:
+    """The collection with every entry judged against ``floor`` (``Entry.low_coverage``)."""
+    try:
+        floor = check_floor(floor)
+    except ValueError as error:
+        raise FocusError(f"--coverage-floor: {error}") from None
+    return replace(collection, entries=[replace(e, coverage_floor=floor) for e in collection.entries])
+
+
 def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
              include_paths: Sequence[Path | str], no_samples: bool, include_limited: bool, title: str,
              base_url: str | None) -> Site:
     """Group the lines every way the pages show them."""
     entries = collection.entries
-    # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (pages.funbench)
-    ranked = [e for e in entries if (include_limited or not e.limited) and not e.line.output_type]
+    # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (pages.funbench); a line of
+    # low coverage is ranked nowhere
+    ranked = [e for e in entries if (include_limited or not e.limited) and not e.line.output_type
+              and not e.low_coverage]
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
     configs = groups.configurations(ranked, catalog, include_proxy)

@@ -59,6 +59,15 @@ class Row:
     def mode(self) -> str:
         return MODES.get(self.method, self.method)
 
+    @property
+    def coverage(self) -> float | None:
+        """The lowest coverage of its lines (readable answers / questions); None for a probe."""
+        return min((e.line.coverage for e in self.entries if e.line.coverage is not None), default=None)
+
+    @property
+    def low_coverage(self) -> bool:
+        return any(e.low_coverage for e in self.entries)
+
 
 def _score(e: Entry) -> tuple[float | None, float | None]:
     return e.metric("funbench_f1"), guess_of(e)
@@ -117,7 +126,8 @@ def funbench_view(site: Site):
                                  bool(e.line.untrained))).entries.append(e)
     for row in rows.values():
         row.cells = _cells(row.entries, columns)
-    ordered = sorted(rows.values(), key=lambda r: (r.untrained, -(r.cells["overall"].value or -1.0), r.model))
+    ordered = sorted(rows.values(), key=lambda r: (r.untrained, r.low_coverage, -(r.cells["overall"].value or -1.0),
+                                                   r.model))
     table = CsvTable(("model", "method", "mode", "adapter", "family", "untrained", "column", "funbench_f1",
                       "random_guess_f1", "n_tasks"))
     guess_row = random_row(lines, columns)
@@ -133,4 +143,4 @@ def funbench_view(site: Site):
                     summary="multiple-choice fundus reading (FunBench F1 by level and subtask, with random guess)",
                     context={"rows": ordered, "columns": columns, "levels": LEVELS, "codes": codes,
                              "guess": guess_row, "tasks": tasks, "code_of": code_of, "attribution": report,
-                             "mode_titles": MODE_TITLES})
+                             "mode_titles": MODE_TITLES, "coverage_floor": f"{lines[0].coverage_floor:g}"})

@@ -131,9 +131,10 @@ class TableBlock:
     best: dict[str, float | None]
 
 
-def rank_key(entry: Entry) -> tuple[bool, float]:
-    auroc = entry.metric("auroc")
-    return (auroc is None, -(auroc or 0.0))
+def rank_key(entry: Entry) -> tuple[bool, bool, float]:
+    """Sort key of a task's lines: adequate coverage first, then by the task's primary metric (missing last)."""
+    value = entry.metric(entry.primary_metric)
+    return (entry.low_coverage, value is None, -(value or 0.0))
 
 
 def configurations(entries: Sequence[Entry], catalog: Catalog, include_proxy: bool) -> list[Configuration]:

@@ -34,6 +34,11 @@ class MainRow:
     def untrained(self) -> bool:
         return self.config.untrained
 
+    @property
+    def coverage(self) -> float | None:
+        """A prompt method's lowest coverage over the row's lines (the share of readable answers), else None."""
+        return min((e.line.coverage for e in self.config.entries if e.line.coverage is not None), default=None)
+
 
 def main_rows(configs: Sequence[Configuration], tasks: Sequence[TaskInfo], targets: Sequence[str],
               include_proxy: bool, samples: Mapping[tuple, SampleView]) -> list[MainRow]:

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 from focus_eval.analysis.summary import included
 from focus_eval.errors import FocusError
+from focus_eval.leaderboard.conventions import method_choices
 from focus_eval.leaderboard.pages.groups import ModelInfo, rank_key
 from focus_eval.presets import load_preset
 from focus_eval.resources import resource_dir
@@ -38,6 +39,8 @@ class ModelCard:
     datasets: list[tuple[str, int]]
     best: list[Entry]
     worst: list[Entry]
+    # values its methods chose themselves (zero-shot's logit scale): (what, method, value), shown as facts
+    chosen: tuple[tuple[str, str, str], ...] = ()
 
     def get(self, key: str) -> Any:
         value = self.preset.get(key)
@@ -71,7 +74,14 @@ def model_card(model: ModelInfo, runs: RunIndex, ranked: Sequence[Entry], includ
         datasets.setdefault(e.line.dataset or "\u2014", set()).add(e.line.task)
     return ModelCard(preset=preset, preset_from=preset_from, preset_note=note, source=source, source_url=url,
                      revision=revision, datasets=sorted((d, len(t)) for d, t in datasets.items()), best=best,
-                     worst=worst)
+                     worst=worst, chosen=_chosen(model.entries))
+
+
+def _chosen(entries: Sequence[Entry]) -> tuple[tuple[str, str, str], ...]:
+    """Each distinct (what, method, value) its methods recorded as their own choice."""
+    found = {(what, e.line.method, f"{value:g}" if isinstance(value, float) else str(value))
+             for e in entries for what, value in method_choices(e.line.extra)}
+    return tuple(sorted(found))
 
 
 def _preset(model: ModelInfo, runs: RunIndex) -> tuple[dict[str, Any], str, str | None]:

@@ -17,7 +17,7 @@ from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
 from focus_eval.results.collect import Entry
 from focus_eval.results.collect import line_provenance
-from focus_eval.results.schema import METRICS
+from focus_eval.results.schema import CLASS_METRICS, METRICS
 
 
 def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], dict[str, str]]:
@@ -37,9 +37,11 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
     task_page = env.get_template("task.html")
     for task in site.tasks:
         path = f"tasks/{task.slug}.html"
+        primary = task.entries[0].primary_metric
         pages[path] = _render(env, task_page, common, path, "../", "tasks", task.name, task=task,
                               ranks=task_ranks(task.entries, site), filters=filter_options(task.entries, site.catalog),
-                              samples=[site.samples[e.key] for e in task.entries])
+                              samples=[site.samples[e.key] for e in task.entries], primary=primary,
+                              metrics=CLASS_METRICS if primary != "auroc" else METRICS)
     model_page = env.get_template("model.html")
     for model in site.models:
         path = f"models/{model.slug}.html"
@@ -55,18 +57,20 @@ def _render(env: jinja2.Environment, template: Any, common: dict[str, Any], path
             title: str, **context: Any) -> str:
     template = env.get_template(template) if isinstance(template, str) else template
     site: Site = common["site"]
+    context.setdefault("metrics", METRICS)
     return template.render(root=root, active=active, title=title, page_path=path, site_title=site.title,
                            base_url=site.base_url, nav=common["nav"], synthetic=site.synthetic,
-                           model_slugs=site.model_slugs, task_slugs=site.task_slugs, metrics=METRICS,
+                           model_slugs=site.model_slugs, task_slugs=site.task_slugs,
                            include_proxy=site.include_proxy, include_limited=site.include_limited, **context)
 
 
 def task_ranks(entries: list[Entry], site: Site) -> dict[tuple, int | None]:
-    """Ranks by AUROC among trained lines that enter rankings; lines equal at three decimals share a rank;
-    untrained baselines and limited runs get none."""
-    ranked_ids = {id(e) for e in site.ranked}
-    eligible = [e for e in entries if id(e) in ranked_ids and not e.line.untrained]
-    ranks = competition_ranks([e.metric("auroc") for e in eligible])
+    """Ranks by each line's primary metric (AUROC for a binary task, FunBench F1 for a multi-class one) among
+    trained lines of adequate coverage (``--limit`` runs only with ``--include-limited``); lines equal at three
+    decimals share a rank; untrained baselines, limited runs and low-coverage lines get none."""
+    eligible = [e for e in entries if (site.include_limited or not e.limited) and not e.line.untrained
+                and not e.low_coverage]
+    ranks = competition_ranks([e.metric(e.primary_metric) for e in eligible])
     return {e.key: rank for e, rank in zip(eligible, ranks)}
 
 

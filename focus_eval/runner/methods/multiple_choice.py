@@ -41,7 +41,8 @@ class QuestionWriter:
             probs, pred, reading = read(u.task, question, answers[n])
             write(self.handles[u.stem], task_sample_line(
                 u.task, r, probs, pred, text=answers[n]["text"], parsed=reading.letters is not None,
-                decided_by=reading.decided_by, **shown))
+                decided_by=reading.decided_by, match_similarity=reading.similarity, match_margin=reading.margin,
+                **shown))
 
 
 def read(task, question, answer: dict):
