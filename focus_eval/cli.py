@@ -37,7 +37,9 @@ def _top_help() -> str:
     width = max(map(len, COMMANDS))
     for name, (_, text) in COMMANDS.items():
         lines.append(f"  {name:<{width}}  {text}")
-    lines += ["", "Run 'focus-eval run --help' for the evaluation options, 'focus-eval COMMAND --help' for a command."]
+    lines += ["", "Run 'focus-eval run --help' for the evaluation options, 'focus-eval COMMAND --help' for a command.",
+              "--debug (anywhere, or FOCUS_EVAL_DEBUG=1): show the traceback of an error. Exit status: 0 done, "
+              "1 a file system error or a failed check, 2 a usage or input error, 130/143 interrupted."]
     return "\n".join(lines)
 
 
@@ -51,8 +53,16 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
+def split_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """``argv`` without the global ``--debug`` flag (anywhere before a ``--``), and whether it was given or
+    FOCUS_EVAL_DEBUG is set: then errors show their traceback."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [a for a in argv[:end] if a != "--debug"] + argv[end:]
+    return kept, len(kept) != len(argv) or bool(os.environ.get("FOCUS_EVAL_DEBUG"))
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
     if not argv or argv[0] in {"-h", "--help"}:
         print(_top_help())
         return 0
@@ -64,18 +74,24 @@ def main(argv: list[str] | None = None) -> int:
     rest = argv[1:] if argv[0] in COMMANDS else argv
     parser = build_parser(command)
     args = parser.parse_args(rest)
-    from focus_eval.errors import FocusError
+    from focus_eval.errors import FocusError, os_error_line
     try:
         return int(args._run(args) or 0)
     except FocusError as exc:
         print(f"focus-eval: error: {exc}", file=sys.stderr)
-        if os.environ.get("FOCUS_EVAL_DEBUG"):
+        if debug:
             raise
         return 2
     except BrokenPipeError:
         # the reader of our output went away (e.g. `| head`): stop quietly, as Unix tools do
         sys.stderr.close()
         return 0
+    except OSError as exc:
+        # the one boundary for file system errors (read-only, full, not a folder, permission, ...): one line
+        print(f"focus-eval: error: {os_error_line(exc)}", file=sys.stderr)
+        if debug:
+            raise
+        return 1
     except KeyboardInterrupt:
         print("focus-eval: interrupted; run the same command again to resume", file=sys.stderr)
         return 130

@@ -45,7 +45,9 @@ def cached_file_sha256(path: str | os.PathLike) -> str:
     if memo.is_file():
         return memo.read_text().strip()
     value = file_sha256(path)
-    memo.write_text(value)
+    from focus_eval.files import atomic_write_text
+
+    atomic_write_text(memo, value)
     return value
 
 

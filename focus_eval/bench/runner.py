@@ -80,7 +80,9 @@ def _run(workloads: list[Workload], env: Env, json_path: str | None, out) -> dic
             if env.device.type == "cuda":
                 torch.cuda.empty_cache()
     if json_path:
-        Path(json_path).write_text(json.dumps(report, indent=2), encoding="utf-8")
+        from focus_eval.files import atomic_write_text
+
+        atomic_write_text(json_path, json.dumps(report, indent=2))
         print(f"wrote {json_path}", file=out)
     return report
 

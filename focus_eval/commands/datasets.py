@@ -238,10 +238,13 @@ def run_export(args: argparse.Namespace) -> int:
     if args.output == "-":
         _write_csv(sys.stdout, rows)
     else:
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", newline="", encoding="utf-8") as handle:
-            _write_csv(handle, rows)
+        import io
+
+        from focus_eval.files import atomic_write_text
+
+        buffer = io.StringIO()
+        _write_csv(buffer, rows)
+        atomic_write_text(args.output, buffer.getvalue())
     where = "standard output" if args.output == "-" else args.output
     print(f"{args.name}: wrote {len(rows)} rows (cohort {load.metadata['cohort']}, split "
           f"{load.metadata['split_source']}) to {where}; {len(load.skipped)} row(s) skipped", file=sys.stderr)

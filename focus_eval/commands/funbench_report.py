@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
     print(render_text(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report.to_dict(), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+        from focus_eval.files import atomic_write_text
+
+        atomic_write_text(args.json, json.dumps(report.to_dict(), indent=1, allow_nan=False) + "\n")
         print(f"wrote {args.json}")
     return 0
 

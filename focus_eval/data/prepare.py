@@ -213,10 +213,8 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
 
 
 def _check_writable(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise FocusError(f"cannot write the prepared image cache at {folder}: {exc.strerror or exc}") from None
+    # a read-only or full disk is the command line's file system error (one line naming the folder, exit 1)
+    folder.mkdir(parents=True, exist_ok=True)
 
 
 def _run(jobs: list[tuple[str, str, int]], workers: int):
