@@ -5,6 +5,7 @@ coding of each target, the sex, quality and laterality codings and the cohort fi
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,6 +13,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from focus_eval.data.files import require_regular
 from focus_eval.data.records import SPLITS, TARGETS
 from focus_eval.errors import DataError, FocusError
 from focus_eval.files import load_yaml
@@ -123,7 +125,8 @@ def _cohort(spec: Any, path: Path) -> tuple[str, tuple[str, ...]] | None:
 
 def read_card(path: Path, name: str | None = None) -> DatasetCard:
     """Read and check a card; ``name`` (from ``--dataset-path NAME=``) must agree with the card's own."""
-    path = Path(path).resolve()
+    path = Path(os.path.realpath(path))
+    require_regular(path, "dataset card")
     try:
         raw = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from focus_eval.data.files import require_regular
 from focus_eval.errors import DataError
 
 Row = dict[str, "str | None"]  # a header -> cell mapping plus "__row__", the row's 1-based line number
@@ -43,6 +44,7 @@ def _row(lineno: int, headers: Sequence[str], cells: Sequence[str | None]) -> Ro
 def read_csv_rows(path: Path, encoding: str = "utf-8-sig") -> tuple[list[str], list[Row]]:
     """Read a CSV into (clean headers, rows of clean cells). Row dicts also carry ``__row__``: the 1-based
     line number in the file (header = line 1), for error messages."""
+    require_regular(path, "label file")
     try:
         raw = path.read_bytes().decode(encoding)
     except UnicodeDecodeError as exc:
@@ -62,6 +64,7 @@ def xlsx_values(path: Path, sheet: str | None = None) -> list[tuple]:
     """The raw cell values of one sheet (the first if ``sheet`` is None), row by row, as openpyxl reads them."""
     from openpyxl import load_workbook
 
+    require_regular(path, "label file")
     try:
         book = load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises several unrelated types for a damaged file
