@@ -7,9 +7,12 @@ Every subcommand lives in its own module under ``focus_eval.commands`` with ``ad
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -74,7 +77,33 @@ def main(argv: list[str] | None = None) -> int:
     rest = argv[1:] if argv[0] in COMMANDS else argv
     parser = build_parser(command)
     args = parser.parse_args(rest)
-    from focus_eval.errors import FocusError, os_error_line
+    with terminate_raises():
+        return _run(args, debug)
+
+
+@contextlib.contextmanager
+def terminate_raises():
+    """While a command runs, SIGTERM raises ``Terminated`` in the main thread (as SIGINT raises
+    KeyboardInterrupt), so that the command unwinds instead of dying mid-write."""
+    from focus_eval.errors import Terminated
+
+    def terminate(signum, frame):
+        raise Terminated(signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace, debug: bool) -> int:
+    """The command, inside the one error boundary: exit 2 for a usage or input error (FocusError), 1 for a file
+    system error, 130 / 143 when interrupted by SIGINT / SIGTERM."""
+    from focus_eval.errors import FocusError, Terminated, os_error_line
     try:
         return int(args._run(args) or 0)
     except FocusError as exc:
@@ -92,6 +121,6 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             raise
         return 1
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:
         print("focus-eval: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+        return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)

@@ -9,6 +9,15 @@ class FocusError(Exception):
     """A user-facing error: bad input, a missing file, an unknown name."""
 
 
+class Terminated(BaseException):
+    """SIGTERM arrived: like KeyboardInterrupt for SIGINT, it unwinds the stack (``finally`` blocks flush what
+    is complete, worker pools and child jobs are ended) and the command exits with 128 + the signal."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
 class DataError(FocusError):
     """A dataset folder or label file that cannot be read as documented."""
 

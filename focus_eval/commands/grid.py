@@ -216,7 +216,7 @@ def _run(args: argparse.Namespace) -> int:
         from focus_eval.grid.slurm import wait_for
 
         wait_for(list(outcome.submitted.values()))
-    return 1 if outcome.failed or selection.held else 0
+    return 1 if outcome.failed or outcome.skipped or selection.held else 0
 
 
 def _collect(args: argparse.Namespace) -> int:

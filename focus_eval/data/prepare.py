@@ -18,7 +18,8 @@ import io
 import json
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import multiprocessing
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -194,9 +195,10 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
     bar = tqdm(total=len(jobs), desc=f"prepare {dataset} {size}px", unit="img",
                disable=(None if progress is None else not progress))
     fresh: dict[str, dict[str, Any]] = {}
+    results = _run(jobs, workers)
     try:
         with bar:
-            for target, error, stamp in _run(jobs, workers):
+            for target, error, stamp in results:
                 if error is None:
                     report.written += 1
                     fresh[relpaths[target]] = stamp
@@ -207,6 +209,7 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
                     fresh = {}
                 bar.update(1)
     finally:
+        results.close()  # an interrupt or error ends the workers before the copies written so far are recorded
         copies.save(fresh)
     _write_corrupt(data_root, dataset, size, seen, report.corrupt)
     return report
@@ -222,8 +225,15 @@ def _run(jobs: list[tuple[str, str, int]], workers: int):
         yield from map(_prepare_one, jobs)
         return
     chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_prepare_one, jobs, chunksize=chunk)
+    # leaving the block (done, an error, SIGINT or SIGTERM in the parent) terminates the workers at once
+    with multiprocessing.Pool(workers, initializer=_worker_signals) as pool:
+        yield from pool.imap(_prepare_one, jobs, chunksize=chunk)
+
+
+def _worker_signals() -> None:
+    """Workers leave SIGINT to the parent (which ends them) and die on SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _write_corrupt(data_root, dataset: str, size: int, seen: set[str], corrupt: dict[str, str]) -> None:
