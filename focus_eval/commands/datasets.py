@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from focus_eval import validators
 from focus_eval.data import registry, splits
 from focus_eval.data.records import DatasetLoad
 from focus_eval.errors import DataError, FocusError
@@ -41,7 +42,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("-o", "--output", required=True, help="CSV file to write ('-' for standard output)")
     export.add_argument("--cohort", help="cohort (default: the dataset's default cohort)")
     export.add_argument("--split-file", help="CSV with columns image_id, split to use instead of the built-in split")
-    export.add_argument("--seed", type=int, default=splits.DEFAULT_SEED, help="split seed (default: %(default)s)")
+    export.add_argument("--seed", type=validators.seed, default=splits.DEFAULT_SEED,
+                        help="split seed (default: %(default)s)")
     prepare = actions.add_parser("prepare", help="write fundus-cropped, resized copies of the images",
                                  description="Write a fundus-cropped SIZE x SIZE JPEG of every image to "
                                              "DATA_ROOT/.prepared/v<cache format>/NAME/SIZE/"

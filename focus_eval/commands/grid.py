@@ -10,6 +10,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from focus_eval import validators
 from focus_eval.errors import FocusError
 
 
@@ -49,13 +50,14 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--include-path", action="append", default=[], help="extra folder of task YAML files")
     p.add_argument("--model-args", action="append", default=[], metavar="MODEL:K=V,...",
                    help="preset overrides of one model, e.g. visionfm-fundus:weights=/w/VFM.pth (repeatable)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--limit", type=int, default=None, help="evaluate at most N test images per task")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for confidence intervals")
+    p.add_argument("--seed", type=validators.seed, default=0)
+    p.add_argument("--limit", type=validators.positive, default=None, help="evaluate at most N test images per task")
+    p.add_argument("--n-boot", type=validators.n_boot, default=1000,
+                   help="bootstrap resamples for confidence intervals")
     p.add_argument("--probe-compat", action="store_true", help="reference linear probe (see focus-eval run)")
     p.add_argument("--zs-scale", type=float, default=None, help="fixed zero-shot logit scale")
     p.add_argument("--batch-size", default="auto", help="images per batch, or 'auto'")
-    p.add_argument("--num-workers", type=int, default=None, help="image decoding workers per job")
+    p.add_argument("--num-workers", type=validators.non_negative, default=None, help="image decoding workers per job")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache shared by the jobs")
     p.add_argument("--sft-args", default="", help="extra 'focus-eval sft' options for every training job")
@@ -64,6 +66,8 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-count", dest="count", action="store_false",
                    help="use the documented image counts instead of loading the datasets under --data-root")
     p.add_argument("--list", action="store_true", help="print every job with its estimate")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="plan even when the data root or some of the plan's datasets are missing")
     p.add_argument("-o", "--output", type=Path, default=Path("grid-plan.yaml"), help="plan file to write")
 
 
@@ -121,12 +125,35 @@ def _plan(args: argparse.Namespace) -> int:
     plan = build_plan(settings, models=args.models, tasks=args.tasks, include_proxy=args.include_proxy,
                       finetune=args.finetune, finetune_models=args.finetune_models, cells=args.finetune_cells,
                       throughput=throughput, count_images=args.count)
+    _check_data(plan, args.data_root, args.allow_missing)
     if args.list:
         _print_jobs(plan)
     path = write_plan(plan, args.output)
     _print_summary(plan)
     print(f"wrote {path}")
     return 0
+
+
+def _check_data(plan, root: Path | None, allow_missing: bool) -> None:
+    """The datasets the plan's jobs read must be under the data root, as 'datasets check' finds them; with
+    --allow-missing the missing ones are only listed."""
+    from focus_eval.data import registry
+
+    names = sorted({j.dataset for j in plan.jobs})
+    if root is None or not Path(root).is_dir():
+        problem = (f"the data root {root} does not exist" if root else
+                   f"no data root (--data-root or ${registry.DATA_ROOT_ENV})")
+        missing = names
+    else:
+        missing = [n for n in names if not registry.dataset_present(root, n)]
+        problem = f"{len(missing)} of the plan's {len(names)} datasets are missing under {root}" if missing else ""
+    if not missing:
+        return
+    shown = ", ".join(f"{n} (expected {registry.folder_name(n)}/)" for n in missing)
+    if not allow_missing:
+        raise FocusError(f"{problem}: {shown}; extract them ('focus-eval datasets check' says where each goes), "
+                         "or pass --allow-missing to plan without them")
+    print(f"warning: {problem}: {shown}", file=sys.stderr)
 
 
 def _print_jobs(plan) -> None:

@@ -9,6 +9,7 @@ import os
 import sys
 from pathlib import Path
 
+from focus_eval import validators
 from focus_eval.errors import FocusError
 
 TASK_LISTINGS = ("list", "list_groups", "list_tasks", "list_tags")
@@ -67,8 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch-size", "--batch_size", default="auto", type=batch_size,
                    help="images per batch, or 'auto' (a large batch, halved when the GPU runs out of memory)")
     p.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
-    p.add_argument("--num-workers", type=int, default=None, help="image decoding worker processes")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--num-workers", type=validators.non_negative, default=None, help="image decoding worker processes")
+    p.add_argument("--seed", type=validators.seed, default=0)
     p.add_argument("--limit", type=limit, default=None,
                    help="evaluate at most N test images per task, or a fraction of each test set (e.g. 0.1)")
     p.add_argument("--resume", dest="resume", action="store_true", default=True,
@@ -93,7 +94,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--split-file", action="append", default=[], metavar="DATASET=CSV",
                    help="external split file (image_id, split) for one dataset; repeatable")
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache (default: ~/.cache/focus-eval)")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples for confidence intervals")
+    p.add_argument("--n-boot", type=validators.n_boot, default=1000,
+                   help="bootstrap resamples for confidence intervals")
     p.add_argument("--no-prepared", dest="use_prepared", action="store_false",
                    help="read raw image files even where a prepared cache exists")
     p.add_argument("--no-progress", dest="progress", action="store_false")

@@ -137,7 +137,8 @@ def test_hidden_and_appledouble_files_are_skipped_and_counted_once(tmp_path):
     load = load_dataset("jsiec", tmp_path)
     assert {r.image_id for r in load.records} == before
     counted = [w for w in load.warnings if "hidden or macOS AppleDouble" in w]
-    assert len(counted) == 1 and counted[0].startswith(f"{len(some) + 1} hidden or macOS AppleDouble ('._*') file(s) skipped")
+    assert len(counted) == 1
+    assert counted[0].startswith(f"{len(some) + 1} hidden or macOS AppleDouble ('._*') file(s) skipped")
 
 
 def test_file_names_that_are_not_utf8_are_read_and_reported_once(tmp_path):
