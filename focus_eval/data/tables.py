@@ -49,14 +49,17 @@ def read_csv_rows(path: Path, encoding: str = "utf-8-sig") -> tuple[list[str], l
         raw = path.read_bytes().decode(encoding)
     except UnicodeDecodeError as exc:
         raise DataError(f"cannot decode as {encoding}: {exc}", file=str(path)) from exc
-    reader = csv.reader(io.StringIO(raw))
+    # newline="": lines end at \n, \r\n or a lone \r (old Mac copies), as the csv module expects
+    reader = csv.reader(io.StringIO(raw, newline=""))
     try:
         header = next(reader)
+        headers = [clean_header(h) for h in header]
+        rows = [_row(lineno, headers, [clean_cell(v) for v in values])
+                for lineno, values in enumerate(reader, start=2) if any(v.strip() for v in values)]
     except StopIteration:
         raise DataError("empty label file", file=str(path)) from None
-    headers = [clean_header(h) for h in header]
-    rows = [_row(lineno, headers, [clean_cell(v) for v in values])
-            for lineno, values in enumerate(reader, start=2) if any(v.strip() for v in values)]
+    except csv.Error as exc:  # a NUL byte, a field over the size limit, a stray quote at the end
+        raise DataError(f"not a readable CSV file: {exc}", file=str(path), row=reader.line_num) from None
     return headers, rows
 
 

@@ -70,7 +70,12 @@ def read_manifest_rows(path: Path) -> tuple[list[str], list[Row]]:
         raise DataError("a manifest is a .csv or .jsonl file", file=str(path))
     headers: dict[str, None] = {}
     rows: list[Row] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path), row=line) from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
