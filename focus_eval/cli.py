@@ -7,9 +7,12 @@ Every subcommand lives in its own module under ``focus_eval.commands`` with ``ad
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
+import threading
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -39,7 +42,9 @@ def _top_help() -> str:
     width = max(map(len, COMMANDS))
     for name, (_, text) in COMMANDS.items():
         lines.append(f"  {name:<{width}}  {text}")
-    lines += ["", "Run 'focus-eval run --help' for the evaluation options, 'focus-eval COMMAND --help' for a command."]
+    lines += ["", "Run 'focus-eval run --help' for the evaluation options, 'focus-eval COMMAND --help' for a command.",
+              "--debug (anywhere, or FOCUS_EVAL_DEBUG=1): show the traceback of an error. Exit status: 0 done, "
+              "1 a file system error or a failed check, 2 a usage or input error, 130/143 interrupted."]
     return "\n".join(lines)
 
 
@@ -53,8 +58,16 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     return parser
 
 
+def split_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """``argv`` without the global ``--debug`` flag (anywhere before a ``--``), and whether it was given or
+    FOCUS_EVAL_DEBUG is set: then errors show their traceback."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [a for a in argv[:end] if a != "--debug"] + argv[end:]
+    return kept, len(kept) != len(argv) or bool(os.environ.get("FOCUS_EVAL_DEBUG"))
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv, debug = split_debug(list(sys.argv[1:] if argv is None else argv))
     if not argv or argv[0] in {"-h", "--help"}:
         print(_top_help())
         return 0
@@ -67,18 +80,51 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser(command)
     args = parser.parse_args(rest)
     args._argv = rest  # what was given explicitly (``focus-eval run --config`` lets it win over the file)
-    from focus_eval.errors import FocusError
+    with terminate_raises():
+        return _run(args, debug)
+
+
+@contextlib.contextmanager
+def terminate_raises():
+    """While a command runs, SIGTERM raises ``Terminated`` in the main thread (as SIGINT raises
+    KeyboardInterrupt), so that the command unwinds instead of dying mid-write."""
+    from focus_eval.errors import Terminated
+
+    def terminate(signum, frame):
+        raise Terminated(signum)
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace, debug: bool) -> int:
+    """The command, inside the one error boundary: exit 2 for a usage or input error (FocusError), 1 for a file
+    system error, 130 / 143 when interrupted by SIGINT / SIGTERM."""
+    from focus_eval.errors import FocusError, Terminated, os_error_line
+    from focus_eval.redact import redact
     try:
         return int(args._run(args) or 0)
     except FocusError as exc:
-        print(f"focus-eval: error: {exc}", file=sys.stderr)
-        if os.environ.get("FOCUS_EVAL_DEBUG"):
+        print(f"focus-eval: error: {redact(str(exc))}", file=sys.stderr)
+        if debug:
             raise
         return 2
     except BrokenPipeError:
         # the reader of our output went away (e.g. `| head`): stop quietly, as Unix tools do
         sys.stderr.close()
         return 0
-    except KeyboardInterrupt:
+    except OSError as exc:
+        # the one boundary for file system errors (read-only, full, not a folder, permission, ...): one line
+        print(f"focus-eval: error: {redact(os_error_line(exc))}", file=sys.stderr)
+        if debug:
+            raise
+        return 1
+    except (KeyboardInterrupt, Terminated) as exc:
         print("focus-eval: interrupted; run the same command again to resume", file=sys.stderr)
-        return 130
+        return 128 + (exc.signum if isinstance(exc, Terminated) else signal.SIGINT)

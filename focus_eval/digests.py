@@ -52,7 +52,9 @@ def cached_file_sha256(path: str | os.PathLike) -> str:
     read_at = time.time_ns()
     value = file_sha256(path)
     if st.st_ctime_ns < read_at - RACY_NS:
-        memo.write_text(value)
+        from focus_eval.files import atomic_write_text
+
+        atomic_write_text(memo, value)
     return value
 
 

@@ -20,7 +20,12 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     """Write ``data`` to ``path`` atomically (unique temporary name, fsync, os.replace)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        # the error names the temporary name; the user gave (and must fix) the target
+        exc.filename = str(path)
+        raise
     try:
         with os.fdopen(fd, "wb") as handle:
             # mkstemp makes the file private (0600); give it the mode a plainly written file gets (0666 less
@@ -32,9 +37,11 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if isinstance(exc, OSError) and exc.filename in (None, tmp):
+            exc.filename, exc.filename2 = str(path), None
         raise
     return path
 

@@ -14,6 +14,7 @@ from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from focus_eval import validators
 from focus_eval.errors import FocusError
 from focus_eval.registry import suggest
 
@@ -155,7 +156,7 @@ class RunOptions:
         "auto", flags=("--batch-size",), aliases=("--batch_size",), parse=batch_size,
         help="images per batch, or 'auto' (a large batch, halved when the GPU runs out of memory)")
     device: str | None = option(None, flags=("--device",), help="cpu or cuda (default: cuda when available)")
-    seed: int = option(0, flags=("--seed",), parse=int, numbers=True,
+    seed: int = option(0, flags=("--seed",), parse=validators.seed, numbers=True,
                        help="random seed of the linear probe's search and of the bootstrap")
     limit: int | None = option(
         None, flags=("--limit",), parse=limit, numbers=True,
@@ -172,7 +173,7 @@ class RunOptions:
         False, flags=("--verify-images",), kind=ON,
         help="also fingerprint the bytes of every image (resume then notices content changes that keep a "
              "file's size and time)")
-    num_workers: int | None = option(None, flags=("--num-workers",), parse=int,
+    num_workers: int | None = option(None, flags=("--num-workers",), parse=validators.non_negative,
                                      help="image decoding worker processes")
     probe_compat: bool = option(False, flags=("--probe-compat",), kind=ON, numbers=True,
                                 help="reference linear probe: L2-normalised features, C = 1, no validation search")
@@ -196,7 +197,7 @@ class RunOptions:
         help="external split file (image_id, split) for one dataset; repeatable")
     methods: list[str] | None = option(None, flags=("--methods",), check=check_methods, render=lambda v: [",".join(v)],
                                        help="subset of the preset's methods, comma-separated")
-    n_boot: int = option(1000, flags=("--n-boot",), parse=int, numbers=True,
+    n_boot: int = option(1000, flags=("--n-boot",), parse=validators.n_boot, numbers=True,
                          help="bootstrap resamples for confidence intervals")
     use_prepared: bool = option(True, flags=("--no-prepared",), kind=OFF, numbers=True,
                                 help="read raw image files even where a prepared cache exists")

@@ -54,8 +54,10 @@ read -r -a RUN_ARGS <<< "${FOCUS_GRID_RUN_ARGS:-}"
 [ "$EXECUTOR" = slurm ] && [ "$DRY_RUN" = 0 ] && RUN_ARGS+=(--wait)
 
 models="$(echo $MODELS | tr ' ' ',')"
+PLAN_ARGS=()
+[ "$DRY_RUN" = 1 ] && PLAN_ARGS+=(--allow-missing)  # a dry run shows the grid without the data in place
 "$FOCUS_EVAL" grid plan --models "$models" --tasks dr,referable_dr,glaucoma --finetune --finetune-cells "$CELLS" \
-    --data-root "$DATA_ROOT" --output-path "$RESULTS" --adapters "$ADAPTERS" -o "$PLAN" >&2
+    --data-root "$DATA_ROOT" --output-path "$RESULTS" --adapters "$ADAPTERS" -o "$PLAN" "${PLAN_ARGS[@]}" >&2
 if [ "$DRY_RUN" = 1 ]; then
     "$FOCUS_EVAL" grid run "$PLAN" --executor "$EXECUTOR" --dry-run "${RUN_ARGS[@]}"
     echo "$FOCUS_EVAL grid collect $PLAN -o $SITE"

@@ -85,7 +85,9 @@ def _run(workloads: list[Workload], env: Env, json_path: str | None, out) -> dic
                 torch.cuda.empty_cache()
     print_table(("workload", "reference img/s", "focus-eval img/s", "ratio", "what"), rows, align="lrrrl", file=out)
     if json_path:
-        Path(json_path).write_text(json.dumps(report, indent=2), encoding="utf-8")
+        from focus_eval.files import atomic_write_text
+
+        atomic_write_text(json_path, json.dumps(report, indent=2))
         print(f"wrote {json_path}", file=out)
     return report
 

@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from focus_eval import validators
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base", type=Path, required=True, help="the base model's folder, <output>/<model>")
@@ -14,8 +16,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="adapter evaluation folders, <output>/<model>@<adapter> (one or more)")
     p.add_argument("-o", "--output", type=Path, default=None, help="JSONL file (default: <base>/compare.jsonl)")
     p.add_argument("--metrics", default="auroc,auprc,accuracy,f1,ece", help="comma-separated metric names")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap replicates")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--n-boot", type=validators.n_boot, default=1000, help="bootstrap replicates")
+    p.add_argument("--seed", type=validators.seed, default=0)
     p.add_argument("--include-all", action="store_true",
                    help="let proxy and underpowered comparisons into the in-domain/OOD summaries")
 

@@ -10,6 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from focus_eval import validators
 from focus_eval.data import registry, splits
 from focus_eval.data.records import NAMED_FIELDS, SCALAR_FIELDS, DatasetLoad
 from focus_eval.errors import DataError, FocusError
@@ -45,7 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     export.add_argument("-o", "--output", required=True, help="CSV file to write ('-' for standard output)")
     export.add_argument("--cohort", help="cohort (default: the dataset's default cohort)")
     export.add_argument("--split-file", help="CSV with columns image_id, split to use instead of the built-in split")
-    export.add_argument("--seed", type=int, default=splits.DEFAULT_SEED, help="split seed (default: %(default)s)")
+    export.add_argument("--seed", type=validators.seed, default=splits.DEFAULT_SEED,
+                        help="split seed (default: %(default)s)")
     prepare = actions.add_parser("prepare", help="write fundus-cropped, resized copies of the images",
                                  description="Write a fundus-cropped SIZE x SIZE JPEG of every image to "
                                              "DATA_ROOT/.prepared/v<cache format>/NAME/SIZE/"
@@ -296,10 +298,13 @@ def run_export(args: argparse.Namespace) -> int:
     if args.output == "-":
         _write_csv(sys.stdout, rows)
     else:
-        output = Path(args.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", newline="", encoding="utf-8") as handle:
-            _write_csv(handle, rows)
+        import io
+
+        from focus_eval.files import atomic_write_text
+
+        buffer = io.StringIO()
+        _write_csv(buffer, rows)
+        atomic_write_text(args.output, buffer.getvalue())
     where = "standard output" if args.output == "-" else args.output
     print(f"{args.name}: wrote {len(rows)} rows (cohort {load.metadata['cohort']}, split "
           f"{load.metadata['split_source']}) to {where}; {len(load.skipped)} row(s) skipped", file=sys.stderr)

@@ -7,6 +7,8 @@ import argparse
 import time
 from pathlib import Path
 
+from focus_eval import validators
+
 DEMO_MODELS = ("efficientnet-lite0", "tiny-vit", "tiny-clip", "tiny-medgemma", "tiny-qwen-vl", "tiny-llava-next")
 DEMO_TASKS = "*_synth_desktop,*_synth_mobile"
 
@@ -14,9 +16,9 @@ DEMO_TASKS = "*_synth_desktop,*_synth_mobile"
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, default=Path("demo-out"), help="folder for data, results and site")
     p.add_argument("--n", type=int, default=300, help="synthetic images per dataset (about 60 test images each)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=validators.seed, default=0)
     p.add_argument("--models", default=",".join(DEMO_MODELS), help="comma-separated presets to evaluate")
-    p.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples per confidence interval")
+    p.add_argument("--n-boot", type=validators.n_boot, default=1000, help="bootstrap resamples per confidence interval")
     p.add_argument("--no-progress", action="store_true",
                    help="no progress bars (on a terminal) or per-stage log lines (elsewhere)")
 

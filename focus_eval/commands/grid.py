@@ -58,6 +58,8 @@ def _plan_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-count", dest="count", action="store_false",
                    help="use the documented image counts instead of loading the datasets under --data-root")
     p.add_argument("--list", action="store_true", help="print every job with its estimate")
+    p.add_argument("--allow-missing", action="store_true",
+                   help="plan even when the data root or some of the plan's datasets are missing")
     p.add_argument("-o", "--output", type=Path, default=Path("grid-plan.yaml"), help="plan file to write")
 
 
@@ -109,12 +111,35 @@ def _plan(args: argparse.Namespace) -> int:
     plan = build_plan(settings, models=args.models, tasks=args.tasks, include_proxy=args.include_proxy,
                       finetune=args.finetune, finetune_models=args.finetune_models, cells=args.finetune_cells,
                       throughput=throughput, count_images=args.count)
+    _check_data(plan, args.data_root, args.allow_missing)
     if args.list:
         _print_jobs(plan)
     path = write_plan(plan, args.output)
     _print_summary(plan)
     print(f"wrote {path}")
     return 0
+
+
+def _check_data(plan, root: Path | None, allow_missing: bool) -> None:
+    """The datasets the plan's jobs read must be under the data root, as 'datasets check' finds them; with
+    --allow-missing the missing ones are only listed."""
+    from focus_eval.data import registry
+
+    names = sorted({j.dataset for j in plan.jobs})
+    if root is None or not Path(root).is_dir():
+        problem = (f"the data root {root} does not exist" if root else
+                   f"no data root (--data-root or ${registry.DATA_ROOT_ENV})")
+        missing = names
+    else:
+        missing = [n for n in names if not registry.dataset_present(root, n)]
+        problem = f"{len(missing)} of the plan's {len(names)} datasets are missing under {root}" if missing else ""
+    if not missing:
+        return
+    shown = ", ".join(f"{n} (expected {registry.folder_name(n)}/)" for n in missing)
+    if not allow_missing:
+        raise FocusError(f"{problem}: {shown}; extract them ('focus-eval datasets check' says where each goes), "
+                         "or pass --allow-missing to plan without them")
+    print(f"warning: {problem}: {shown}", file=sys.stderr)
 
 
 def _print_jobs(plan) -> None:
@@ -206,7 +231,7 @@ def _run(args: argparse.Namespace) -> int:
         from focus_eval.grid.slurm import wait_for
 
         wait_for(list(outcome.submitted.values()))
-    return 1 if outcome.failed or selection.held else 0
+    return 1 if outcome.failed or outcome.skipped or selection.held else 0
 
 
 def _collect(args: argparse.Namespace) -> int:

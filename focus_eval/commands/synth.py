@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from focus_eval import validators
+
 LAYOUTS = ("synthetic", "real")
 
 
@@ -16,7 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout", choices=LAYOUTS, default="synthetic",
                         help="'synthetic': synth_desktop and synth_mobile; 'real': a miniature raw copy of each "
                              "real dataset, laid out as its download (default: %(default)s)")
-    parser.add_argument("--workers", type=int, default=1, help="rendering processes (default: %(default)s)")
+    parser.add_argument("--workers", type=validators.positive, default=1,
+                        help="rendering processes (default: %(default)s)")
 
 
 def run(args: argparse.Namespace) -> int:

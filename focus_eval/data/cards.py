@@ -8,6 +8,7 @@ include the FunBench tasks those fields allow (``task.generated``). A card makes
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any, Mapping
 
 import yaml
 
+from focus_eval.data.files import require_regular
 from focus_eval.data.records import SPLITS, TARGETS
 from focus_eval.errors import DataError, FocusError
 from focus_eval.files import load_yaml
@@ -138,7 +140,8 @@ def _cohort(spec: Any, path: Path) -> tuple[str, tuple[str, ...]] | None:
 
 def read_card(path: Path, name: str | None = None) -> DatasetCard:
     """Read and check a card; ``name`` (from ``--dataset-path NAME=``) must agree with the card's own."""
-    path = Path(path).resolve()
+    path = Path(os.path.realpath(path))
+    require_regular(path, "dataset card")
     try:
         raw = load_yaml(path.read_text(encoding="utf-8"))
     except OSError as exc:

@@ -1,15 +1,114 @@
 """Finding a dataset's files: label files and folders searched by name at any depth, case-insensitive image
-file indexes, and the check that keeps every image path inside its dataset folder."""
+file indexes, the check that keeps every image path inside its dataset folder, and the one admission policy
+every listing and reader applies (regular files only; hidden and AppleDouble ``._*`` files skipped and counted;
+file names that are not UTF-8 kept and counted; the tally reported once in the load's warnings)."""
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import errno
 import os
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Iterable, Iterator, Sequence
 
 from focus_eval.errors import DataError
 
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp"}
+
+
+@dataclass
+class Admission:
+    """What the listings of one dataset load left out or noticed: hidden and AppleDouble files (skipped),
+    entries that are no regular file (refused: named pipes, sockets, devices, symlink loops, dangling links),
+    and file names that are not valid UTF-8 (kept)."""
+
+    hidden: list[Path] = field(default_factory=list)
+    refused: dict[Path, str] = field(default_factory=dict)
+    odd_names: list[Path] = field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        out = []
+        if self.hidden:
+            out.append(f"{len(self.hidden)} hidden or macOS AppleDouble ('._*') file(s) skipped "
+                       f"(e.g. {printable(self.hidden[0])})")
+        for path, why in sorted(self.refused.items()):
+            out.append(f"{printable(path)}: {why}; not read (only regular files are)")
+        if self.odd_names:
+            out.append(f"{len(self.odd_names)} file name(s) are not valid UTF-8 (e.g. {printable(self.odd_names[0])}); "
+                       "they are read, and shown with \\x escapes")
+        return out
+
+
+_ADMISSION: contextvars.ContextVar[Admission | None] = contextvars.ContextVar("focus_eval_admission", default=None)
+
+
+@contextlib.contextmanager
+def admission() -> Iterator[Admission]:
+    """Collect what the listings under this block leave out (``registry.read_dataset`` opens one per load)."""
+    tally = Admission()
+    token = _ADMISSION.set(tally)
+    try:
+        yield tally
+    finally:
+        _ADMISSION.reset(token)
+
+
+def printable(path: Path | str) -> str:
+    """``path`` as text that can be printed and written as UTF-8 (undecodable bytes as ``\\xNN``)."""
+    return os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+
+
+def is_hidden(name: str) -> bool:
+    """Hidden files (``.name``), macOS AppleDouble resource forks (``._name``) included."""
+    return name.startswith(".")
+
+
+def file_problem(path: Path | str) -> str | None:
+    """None when ``path`` is (or links to) a regular file; else why it is not one a reader may open (opening a
+    named pipe would wait forever, a device would read without end)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "a symbolic link loop"
+        if os.path.islink(path):
+            return "a symbolic link to a missing file"
+        return exc.strerror or str(exc)
+    if stat.S_ISREG(mode):
+        return None
+    kinds = {stat.S_ISFIFO: "a named pipe (FIFO)", stat.S_ISSOCK: "a socket", stat.S_ISCHR: "a character device",
+             stat.S_ISBLK: "a block device", stat.S_ISDIR: "a folder"}
+    return next((text for test, text in kinds.items() if test(mode)), "not a regular file") + ", not a regular file"
+
+
+def require_regular(path: Path | str, what: str = "file") -> Path:
+    """``path`` when it is a regular file; else a DataError naming it (before anything opens it)."""
+    problem = file_problem(path)
+    if problem is not None:
+        raise DataError(f"the {what} is {problem}; only regular files are read", file=printable(path))
+    return Path(path)
+
+
+def admitted(paths: Iterable[Path], regular: bool = True) -> list[Path]:
+    """``paths`` less hidden and AppleDouble files and (``regular``) entries that are no regular file, each
+    counted in the current load's ``Admission``; names that are not UTF-8 are kept and counted."""
+    tally = _ADMISSION.get() or Admission()
+    kept = []
+    for path in paths:
+        if is_hidden(path.name):
+            tally.hidden.append(path)
+            continue
+        problem = file_problem(path) if regular else None
+        if problem is not None:
+            tally.refused[path] = problem
+            continue
+        if printable(path.name) != path.name:
+            tally.odd_names.append(path)
+        kept.append(path)
+    return kept
 
 
 def is_image_name(name: str) -> bool:
@@ -38,7 +137,8 @@ def _find_named(folder: Path, names: Sequence[str], folders: bool) -> list[Path]
     found = []
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames.sort()
-        found += [Path(dirpath) / name for name in (dirnames if folders else filenames) if name.lower() in wanted]
+        found += [Path(dirpath) / name for name in (dirnames if folders else filenames)
+                  if name.lower() in wanted and not is_hidden(name)]
     found.sort(key=lambda p: (len(p.relative_to(folder).parts), str(p)))
     return found
 
@@ -65,6 +165,7 @@ def _find_some(folder: Path, names: Sequence[str], what: str) -> list[Path]:
     if not found:
         alternatives = " or ".join(names)
         raise DataError(f"no {what} found; expected {alternatives} somewhere under {folder}", file=str(folder))
+    require_regular(found[0], what)
     return found
 
 
@@ -101,8 +202,8 @@ def image_files(folder: Path, recursive: bool = False) -> tuple[dict[str, Path],
             dirnames[:] = [d for d in dirnames if not d.startswith(".")]
             paths += [Path(dirpath) / f for f in filenames]
     else:
-        paths = list(folder.iterdir())
-    paths = sorted((p for p in paths if is_image_name(p.name) and p.is_file()), key=lambda p: (len(p.parts), str(p)))
+        paths = [p for p in folder.iterdir() if not p.is_dir()]
+    paths = sorted(admitted(p for p in paths if is_image_name(p.name)), key=lambda p: (len(p.parts), str(p)))
     index: dict[str, Path] = {}
     shadowed = []
     for path in paths:
@@ -120,9 +221,10 @@ def file_index(folder: Path, recursive: bool = False) -> dict[str, Path]:
 
 def safe_path(root: Path, candidate: Path | str, file: Path | str, row: int | None) -> Path:
     """Resolve ``candidate`` (relative to ``root`` if not absolute) and refuse anything outside ``root``."""
-    root_resolved = Path(root).resolve()
+    # os.path.realpath, not Path.resolve: a symlink loop is then a path (refused where it is read), not an error
+    root_resolved = Path(os.path.realpath(root))
     p = Path(candidate)
-    full = (p if p.is_absolute() else root_resolved / p).resolve()
+    full = Path(os.path.realpath(p if p.is_absolute() else root_resolved / p))
     if full != root_resolved and root_resolved not in full.parents:
         raise DataError(f"image path {str(candidate)!r} escapes the dataset folder {root_resolved}",
                         file=str(file), row=row)

@@ -27,10 +27,16 @@ SIZE_BINS = (("none", 0.0), ("small", 0.001), ("medium", 0.01), ("large", float(
 COUNT_BINS = (("none", 0), ("1-5", 5), ("6-20", 20), ("over_20", None))
 
 
+# A mask pixel is lesion where its brightest colour channel reaches this level: Retinal-Lesions' grey 127 (a
+# lesion marked outside the grading guideline) counts, the few levels of noise a JPEG or resized copy of a
+# mask leaves around its edges do not. No smallest lesion size: a microaneurysm is a few pixels.
+MASK_LEVEL = 64
+
+
 def read_mask(path: Path) -> np.ndarray:
-    """A lesion mask file as a boolean array: any non-zero pixel (any colour channel) is lesion. Grey levels
-    are not told apart, so Retinal-Lesions' 127 (a lesion marked outside the grading guideline) counts. The
-    file is decoded as its image is (``open_image``: an EXIF orientation tag is applied), in its stored mode."""
+    """A lesion mask file as a boolean array: a pixel whose brightest colour channel is at least MASK_LEVEL is
+    lesion. Grey levels above it are not told apart. The file is decoded as its image is (``open_image``: an
+    EXIF orientation tag is applied), in its stored mode."""
     try:
         image = open_image(path, keep_mode=True)
     except DataError as exc:
@@ -39,16 +45,27 @@ def read_mask(path: Path) -> np.ndarray:
     if image.mode == "P":
         image = image.convert("RGB")
     array = np.asarray(image)
+    if array.dtype == bool:
+        return array
     if array.ndim == 3:
-        array = array[..., :3].any(axis=2)  # an alpha channel says nothing about the lesion
-    return array != 0
+        array = array[..., :3].max(axis=2)  # an alpha channel says nothing about the lesion
+    if array.dtype != np.uint8:  # 16-bit or float masks: the level as a share of the type's full scale
+        top = np.iinfo(array.dtype).max if np.issubdtype(array.dtype, np.integer) else 1.0
+        return array >= MASK_LEVEL / 255 * top
+    return array >= MASK_LEVEL
 
 
 def read_masks(paths: Mapping[str, Path | None], shape: tuple[int, int]) -> dict[str, np.ndarray]:
     """Lesion -> mask of one image: each file read, and an empty ``shape`` (rows, columns) mask for a lesion
     whose file the release leaves out because the image has none of it (``None``)."""
-    return {lesion: read_mask(path) if path is not None else np.zeros(shape, dtype=bool)
-            for lesion, path in paths.items()}
+    masks = {}
+    for lesion, path in paths.items():
+        mask = read_mask(path) if path is not None else np.zeros(shape, dtype=bool)
+        if mask.shape != tuple(shape):
+            raise DataError(f"the {lesion} mask is {mask.shape[1]} x {mask.shape[0]} pixels, its image "
+                            f"{shape[1]} x {shape[0]}; a mask must match its image", file=str(path))
+        masks[lesion] = mask
+    return masks
 
 
 def image_shape(path: Path) -> tuple[int, int]:

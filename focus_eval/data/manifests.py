@@ -46,7 +46,7 @@ def card_paths(value: str) -> list[tuple[str | None, Path]]:
     path = Path(where).expanduser()
     if name is not None:
         card = path / CARD_FILE if path.is_dir() else path
-        if not card.is_file():
+        if not os.path.lexists(card):
             raise FocusError(f"--dataset-path {value}: no dataset card {card} (a {CARD_FILE} beside the manifest)")
         return [(name.strip(), card)]
     if not path.is_dir():

@@ -4,12 +4,13 @@ reported skip)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from focus_eval.data.cells import AGE_MAX, AGE_MIN, plausible_age
-from focus_eval.data.files import image_files, safe_path
+from focus_eval.data.files import image_files, printable, safe_path
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -112,13 +113,22 @@ def add_image(load: DatasetLoad, root: Path, path: Path | Skipped, image_id: str
     if isinstance(path, Skipped):
         load.skipped.append(path)
         return
+    image_id = printable(image_id)  # ids and paths from file names that are not UTF-8 get \\x escapes
     fields = {"image_id": image_id, "patient_id": image_id, **fields}
-    relpath = path.relative_to(root).as_posix()
+    relpath = printable(path.relative_to(root).as_posix())
     where = f"{origin} ({relpath})" if origin else relpath
-    image_id = fields["image_id"]
+    image_id = fields["image_id"] = printable(fields["image_id"])
     if image_id in load.origins:
         raise _given_twice(load, image_id, load.origins[image_id], where)
+    canonical = os.path.realpath(path)
+    if canonical in load.files:
+        # one file under two names (a symlink, a '..' in a manifest path): it enters once
+        reason = f"the same file as {load.files[canonical]} ({printable(canonical)}); read once"
+        load.skipped.append(Skipped(origin or str(load.root), None, image_id, reason))
+        load.warnings.append(f"{where}, image {image_id!r}, is {reason}")
+        return
     load.origins[image_id] = where
+    load.files[canonical] = where
     load.records.append(ImageRecord(dataset=load.name, path=path, relpath=relpath, **fields))
 
 

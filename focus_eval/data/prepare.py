@@ -19,7 +19,8 @@ import io
 import json
 import os
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import multiprocessing
+import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -180,9 +181,10 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
     workers = max(1, workers or os.cpu_count() or 1)
     bar = progress_bar(len(jobs), f"prepare {dataset} {size}px", enabled=progress is not False and bool(jobs))
     fresh: dict[str, dict[str, Any]] = {}
+    results = _run(jobs, workers)
     try:
         with bar:
-            for target, error, stamp, read in _run(jobs, workers):
+            for target, error, stamp, read in results:
                 if error is None:
                     report.written += 1
                     fresh[relpaths[target]] = stamp
@@ -195,6 +197,7 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
                     fresh = {}
                 bar.update(1)
     finally:
+        results.close()  # an interrupt or error ends the workers before the copies written so far are recorded
         copies.save(fresh)
         content.save_digests()
     _write_corrupt(data_root, dataset, size, seen, report.corrupt)
@@ -202,10 +205,8 @@ def prepare_records(records: Iterable[ImageRecord], data_root: str | os.PathLike
 
 
 def _check_writable(folder: Path) -> None:
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise FocusError(f"cannot write the prepared image cache at {folder}: {exc.strerror or exc}") from None
+    # a read-only or full disk is the command line's file system error (one line naming the folder, exit 1)
+    folder.mkdir(parents=True, exist_ok=True)
 
 
 def _run(jobs: list[tuple[str, str, int]], workers: int):
@@ -213,8 +214,15 @@ def _run(jobs: list[tuple[str, str, int]], workers: int):
         yield from map(_prepare_one, jobs)
         return
     chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        yield from pool.map(_prepare_one, jobs, chunksize=chunk)
+    # leaving the block (done, an error, SIGINT or SIGTERM in the parent) terminates the workers at once
+    with multiprocessing.Pool(workers, initializer=_worker_signals) as pool:
+        yield from pool.imap(_prepare_one, jobs, chunksize=chunk)
+
+
+def _worker_signals() -> None:
+    """Workers leave SIGINT to the parent (which ends them) and die on SIGTERM."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _write_corrupt(data_root, dataset: str, size: int, seen: set[str], corrupt: dict[str, str]) -> None:

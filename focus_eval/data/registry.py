@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from focus_eval.data import splits
 from focus_eval.data.checks import count_warnings, label_counts
-from focus_eval.data.files import find_dirs
+from focus_eval.data.files import admission, find_dirs
 from focus_eval.data.matching import check_unique_ids
 from focus_eval.data.records import DatasetLoad
 from focus_eval.data.spec import ReaderSpec
@@ -139,7 +139,9 @@ def read_dataset(name: str, root: str | os.PathLike | None = None) -> DatasetLoa
     if not folder.is_dir():
         raise DataError(f"dataset folder not found; extract the {name} archive into {folder}", file=str(folder))
     found = reader(name)
-    load = found.read(folder)
+    with admission() as tally:
+        load = found.read(folder)
+    load.warnings.extend(tally.warnings())
     check_unique_ids(load)
     load.name = name
     for record in load.records:

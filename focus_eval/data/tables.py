@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
+from focus_eval.data.files import require_regular
 from focus_eval.errors import DataError
 
 Row = dict[str, "str | None"]  # a header -> cell mapping plus "__row__", the row's 1-based line number
@@ -56,18 +57,22 @@ def check_headers(headers: Sequence[str], path: Path, row: int = 1) -> list[str]
 def read_csv_rows(path: Path, encoding: str = "utf-8-sig") -> tuple[list[str], list[Row]]:
     """Read a CSV into (clean headers, rows of clean cells). Row dicts also carry ``__row__``: the 1-based
     line number in the file (header = line 1), for error messages."""
+    require_regular(path, "label file")
     try:
         raw = path.read_bytes().decode(encoding)
     except UnicodeDecodeError as exc:
         raise DataError(f"cannot decode as {encoding}: {exc}", file=str(path)) from exc
-    reader = csv.reader(io.StringIO(raw))
+    # newline="": lines end at \n, \r\n or a lone \r (old Mac copies), as the csv module expects
+    reader = csv.reader(io.StringIO(raw, newline=""))
     try:
         header = next(reader)
+        headers = check_headers([clean_header(h) for h in header], path)
+        rows = [_row(lineno, headers, [clean_cell(v) for v in values])
+                for lineno, values in enumerate(reader, start=2) if any(v.strip() for v in values)]
     except StopIteration:
         raise DataError("empty label file", file=str(path)) from None
-    headers = check_headers([clean_header(h) for h in header], path)
-    rows = [_row(lineno, headers, [clean_cell(v) for v in values])
-            for lineno, values in enumerate(reader, start=2) if any(v.strip() for v in values)]
+    except csv.Error as exc:  # a NUL byte, a field over the size limit, a stray quote at the end
+        raise DataError(f"not a readable CSV file: {exc}", file=str(path), row=reader.line_num) from None
     return headers, rows
 
 
@@ -75,6 +80,7 @@ def xlsx_values(path: Path, sheet: str | None = None) -> list[tuple]:
     """The raw cell values of one sheet (the first if ``sheet`` is None), row by row, as openpyxl reads them."""
     from openpyxl import load_workbook
 
+    require_regular(path, "label file")
     try:
         book = load_workbook(path, read_only=True, data_only=True)
     except Exception as exc:  # openpyxl raises several unrelated types for a damaged file

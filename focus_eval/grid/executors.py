@@ -95,9 +95,7 @@ class LocalExecutor:
         self.logs = logs
 
     def run(self, plan: Plan, selection: Selection, dry_run: bool = False) -> Outcome:
-        from focus_eval.grid.jobs import GridTask, job_argv
-
-        from focus_eval.progress import Stage
+        from focus_eval.grid.jobs import job_argv
 
         outcome = Outcome()
         for number, job in enumerate(selection.jobs, 1):
@@ -109,19 +107,35 @@ class LocalExecutor:
             if dry_run:
                 print(shlex.join(["focus-eval", *job_argv(plan.settings, job, replace)]))
                 continue
+            self.run_job(plan, job, replace, outcome, f"{number}/{len(selection.jobs)}")
+        return outcome
+
+    def run_job(self, plan: Plan, job: GridJob, replace: bool, outcome: Outcome, place: str) -> None:
+        """Run one job while holding its folder's lock; a job whose folder is locked (it runs in another
+        process, or its processes outlived an interrupted ``grid run``) is skipped, never run twice at once."""
+        from focus_eval.grid.jobs import GridTask, folder_lock, job_folder
+        from focus_eval.progress import Stage
+
+        folder = job_folder(plan.settings, job)
+        with folder_lock(folder) as fd:
+            if fd is None:
+                outcome.skipped[job.id] = (f"another process is running a job into {folder} (it holds "
+                                           f"{folder / '.grid-job.lock'}); run again once it has ended")
+                return
+            task = GridTask(plan.settings, job, replace)
+            task.keep_fds = (fd,)
             try:  # one line per finished job (the job's own stages are quiet: --no-progress)
-                with Stage(f"grid job {job.id} ({number}/{len(selection.jobs)}) done"):
-                    GridTask(plan.settings, job, replace)()
+                with Stage(f"grid job {job.id} ({place}) done"):
+                    task()
             except FocusError as exc:
                 outcome.failed[job.id] = str(exc)
                 print(f"focus-eval grid: {exc}", file=sys.stderr)
-                continue
+                return
             except Exception as exc:  # one broken job must not stop the jobs that do not wait for it
                 traceback.print_exc()
                 outcome.failed[job.id] = f"{type(exc).__name__}: {exc}"
-                continue
-            outcome.finished.append(job.id)
-        return outcome
+                return
+        outcome.finished.append(job.id)
 
 
 def _builtin_executors() -> None:

@@ -16,6 +16,7 @@ import yaml
 from focus_eval.errors import FocusError
 from focus_eval.finetune.shared import SHARED as SFT_SHARED
 from focus_eval.options import DECLARED, RUN_OPTIONS, config_values, plain
+from focus_eval.files import atomic_write_text
 
 PLAN_FORMAT = 1
 # The FOCUS paper's fine-tuning cells: (training dataset, target).
@@ -315,10 +316,9 @@ def write_plan(plan: Plan, path: str | Path) -> Path:
             "paper_configurations": plan.paper_configurations(),
             "adapter_configurations": plan.adapter_configurations(), "without_job": plan.without_job,
             "settings": asdict(plan.settings), "jobs": [asdict(j) for j in plan.jobs]}
-    path.parent.mkdir(parents=True, exist_ok=True)
     header = ("# focus-eval grid plan: 'focus-eval grid status|run|collect THIS_FILE'. Jobs run in this order;\n"
               "# 'after' names the jobs a job waits for. Estimates: GPU memory (GB) and minutes on one GPU.\n")
-    path.write_text(header + yaml.safe_dump(data, sort_keys=False, width=120), encoding="utf-8")
+    atomic_write_text(path, header + yaml.safe_dump(data, sort_keys=False, width=120))
     plan.path = path
     return path
 

@@ -40,6 +40,15 @@ def _count_lines(*paths: Path) -> int:
 
 
 def unit_state(model_dir: Path, task: str, method: str, expected: dict[str, Any]) -> UnitState:
+    """See ``_unit_state``; a unit file that cannot be read as written (a folder, unreadable, a meta record
+    that is no JSON object) makes the unit ``partial`` with the reason "corrupt ...", and the status goes on."""
+    try:
+        return _unit_state(model_dir, task, method, expected)
+    except (OSError, ValueError, TypeError, AttributeError) as exc:
+        return UnitState(PARTIAL, f"corrupt unit file ({exc}); the next run computes the unit again")
+
+
+def _unit_state(model_dir: Path, task: str, method: str, expected: dict[str, Any]) -> UnitState:
     """The state of one (task, method) in ``model_dir``: ``missing`` with no file of it, ``partial`` while its
     meta record (written when the unit finishes) is absent or its sample file is short, ``stale`` when the
     meta was written for other inputs than ``expected`` (task and preset hashes, the run options that change
@@ -54,8 +63,10 @@ def unit_state(model_dir: Path, task: str, method: str, expected: dict[str, Any]
             UnitState(MISSING)
     try:
         meta = json.loads(meta_file.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        return UnitState(PARTIAL, f"unreadable meta file: {exc}")
+    except (OSError, ValueError) as exc:
+        return UnitState(PARTIAL, f"corrupt meta file {meta_file}: {exc}")
+    if not isinstance(meta, dict):
+        return UnitState(PARTIAL, f"corrupt meta file {meta_file}: not a JSON object")
     if not samples.is_file():
         return UnitState(PARTIAL, "meta file without its sample file")
     n_expected = meta.get("n_expected")

@@ -23,10 +23,29 @@ from focus_eval.metrics.core import METRIC_FUNCTIONS
 DEFAULT_N_BOOT = 1000
 DEFAULT_SEED = 0
 CI_LEVEL = 0.95
+# The resample weights are n_boot x images float64 values (and the draws as many integers): past this many
+# bytes a bootstrap is refused with the figures instead of exhausting the host's memory.
+MAX_WEIGHT_BYTES_ENV = "FOCUS_BOOT_MAX_GB"
+DEFAULT_MAX_WEIGHT_GB = 4.0
+
+
+def check_bootstrap_memory(n_boot: int, n_rows: int) -> None:
+    """A FocusError naming --n-boot, the rows and the bytes when the resample weights would pass the limit
+    (``$FOCUS_BOOT_MAX_GB``, default 4 GB)."""
+    import os
+
+    from focus_eval.errors import FocusError
+
+    limit_gb = float(os.environ.get(MAX_WEIGHT_BYTES_ENV) or DEFAULT_MAX_WEIGHT_GB)
+    need_gb = 2 * 8 * max(n_boot, 0) * max(n_rows, 1) / 1e9  # the weights, and the draws they come from
+    if need_gb > limit_gb:
+        raise FocusError(f"--n-boot {n_boot} over {n_rows} images needs about {need_gb:.1f} GB for the bootstrap "
+                         f"(limit {limit_gb:g} GB, ${MAX_WEIGHT_BYTES_ENV}); use a smaller --n-boot")
 
 
 def cluster_weights(clusters: Sequence[Any], n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED) -> np.ndarray:
     """(n_boot, n) row multiplicities of ``n_boot`` cluster resamples; fixed by ``seed``."""
+    check_bootstrap_memory(n_boot, len(clusters))
     _, cluster_of_row = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
     n_clusters = int(cluster_of_row.max()) + 1 if cluster_of_row.size else 0
     if n_boot <= 0 or n_clusters == 0:

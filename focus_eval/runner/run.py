@@ -482,10 +482,10 @@ class Runner:
 
         manifest = build_manifest(self)
         path = self.layout.manifest(self.started.strftime("%Y%m%dT%H%M%SZ"))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        from focus_eval.files import atomic_write_text
         from focus_eval.results.schema import dumps
 
-        path.write_text(dumps(manifest) + "\n", encoding="utf-8")
+        atomic_write_text(path, dumps(manifest) + "\n")
         return path
 
     def collect_results(self) -> list[dict]:

@@ -4,6 +4,7 @@ photographs, written in the raw layout that ``focus_eval.data.readers.synth`` re
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from concurrent.futures import ProcessPoolExecutor
@@ -14,6 +15,7 @@ import numpy as np
 
 from focus_eval.data.readers.synth import CONTRAST_COLUMN, IMAGES_DIR, LABELS_FILE, LESION_COLUMNS, MANIFEST_FILE
 from focus_eval.errors import FocusError
+from focus_eval.files import atomic_write_bytes, atomic_write_text
 from focus_eval.synth.render import FundusSpec, render_fundus
 
 VERSION = 2  # 2: lesion counts and contrast in labels.csv, graded difficulty, screening prevalence
@@ -99,12 +101,13 @@ def write_dataset(folder: Path, name: str, n: int, seed: int, workers: int = 1) 
     else:
         for job in jobs:
             _render_to_file(job)
-    with open(folder / LABELS_FILE, "w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=[f.name for f in fields(SynthImage)])
-        writer.writeheader()
-        writer.writerows(asdict(row) for row in rows)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=[f.name for f in fields(SynthImage)], lineterminator="\r\n")
+    writer.writeheader()
+    writer.writerows(asdict(row) for row in rows)
+    atomic_write_text(folder / LABELS_FILE, buffer.getvalue())
     # written last: a folder with a manifest is complete
-    (folder / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    atomic_write_text(folder / MANIFEST_FILE, json.dumps(manifest, indent=2) + "\n")
     return folder
 
 
@@ -184,7 +187,9 @@ def _render_seed(name: str, seed: int, index: int) -> int:
 
 def _render_to_file(job: tuple[str, FundusSpec, int]) -> None:
     path, spec, seed = job
-    render_fundus(spec, seed).save(path, format="JPEG", quality=95)
+    buffer = io.BytesIO()
+    render_fundus(spec, seed).save(buffer, format="JPEG", quality=95)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def _up_to_date(folder: Path, manifest: dict, rows: list[SynthImage]) -> bool:

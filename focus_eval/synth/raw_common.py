@@ -25,7 +25,9 @@ def image_labels(dataset: str, image_id: str, patient_id: str, seed: int, **labe
     return row
 
 
-def save_jpeg(image_fn: ImageFn, labels: dict, path: Path) -> None:
+def save_jpeg(image_fn: ImageFn, labels: dict, path: Path, size: tuple[int, int] | None = None) -> None:
     """Render one image through the callable and write it as a JPEG at ``path``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    image_fn(labels).convert("RGB").save(path, format="JPEG", quality=90)
+    picture = image_fn(labels).convert("RGB")
+    # ``size``: (width, height) the image must have, that of its lesion masks
+    (picture if size is None or picture.size == size else picture.resize(size)).save(path, format="JPEG", quality=90)

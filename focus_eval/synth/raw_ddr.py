@@ -60,7 +60,7 @@ def write(folder: Path, seed: int, image: Callable[[dict], Image.Image]) -> None
         base = root / "lesion_segmentation" / split
         for name, lesions in images.items():
             labels = image_labels("ddr", f"lesion/{split}/{name}", name, seed, split=split, dr_grade=2)
-            save_jpeg(image, labels, base / "image" / f"{name}.jpg")
+            save_jpeg(image, labels, base / "image" / f"{name}.jpg", size=MASK_SIZE)
             for code, boxes in lesions.items():
                 path = base / LABEL_DIRS[split] / code / f"{name}.tif"
                 path.parent.mkdir(parents=True, exist_ok=True)

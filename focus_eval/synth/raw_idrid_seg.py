@@ -48,7 +48,7 @@ def write(folder: Path, seed: int, image: Callable[[dict], Image.Image]) -> None
     for name, (split, disc, lesions) in IMAGES.items():
         eye = None if disc is None else "right" if disc == R else "left"
         labels = image_labels("idrid_seg", name, name, seed, split=split, laterality=eye)
-        save_jpeg(image, labels, root / "1. Original Images" / SPLIT_DIRS[split] / f"{name}.jpg")
+        save_jpeg(image, labels, root / "1. Original Images" / SPLIT_DIRS[split] / f"{name}.jpg", size=MASK_SIZE)
         truths = root / "2. All Segmentation Groundtruths" / SPLIT_DIRS[split]
         shapes = dict(lesions)
         if disc is not None:

@@ -48,7 +48,7 @@ def write(folder: Path, seed: int, image: Callable[[dict], Image.Image]) -> None
         lines.append(f"{image_id},{kaggle},{grade}")
         patient, eye = image_id.split("_")
         labels = image_labels("retinal_lesions", image_id, patient, seed, dr_grade=grade, laterality=eye)
-        save_jpeg(image, labels, root / "images_896x896" / f"{image_id}.jpg")
+        save_jpeg(image, labels, root / "images_896x896" / f"{image_id}.jpg", size=MASK_SIZE)
         if lesions is None:
             continue
         masks = root / "lesion_segs_896x896" / image_id

@@ -85,8 +85,13 @@ class TaskIndex:
         for task in tasks:
             self._tasks[task.name] = task
         for group in groups:
-            if group.name not in self.groups:
-                self._add_group(group)
+            clash = self.groups.get(group.name) or self._tasks.get(group.name)
+            if clash is not None:
+                kind = "group" if group.name in self.groups else "task"
+                raise FocusError(f"{group.path}: the dataset name {group.name!r} is also the {kind} "
+                                 f"{group.name!r} ({clash.path}), so its tasks would have no group of their own; "
+                                 "give the dataset another name")
+            self._add_group(group)
 
     def _add_group(self, group: Group) -> None:
         if group.name in self.groups:

@@ -44,7 +44,9 @@ class TinyBuilder:
         finally:
             if bars_were_on:
                 hf_logging.enable_progress_bar()
-        (folder / MARKER).write_text(json.dumps({"name": name, self.version_key: self.version, "seed": seed}))
+        from focus_eval.files import atomic_write_text
+
+        atomic_write_text(folder / MARKER, json.dumps({"name": name, self.version_key: self.version, "seed": seed}))
         return folder
 
     def is_current(self, name: str, folder: Path) -> bool:

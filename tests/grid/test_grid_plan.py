@@ -28,8 +28,8 @@ def printed(tmp_path_factory):
     """(the paper's plan with the fine-tuning grid, what 'grid plan' printed)"""
     path = tmp_path_factory.mktemp("plan") / "paper.yaml"
     with contextlib.redirect_stdout(io.StringIO()) as out:
-        assert main(["grid", "plan", "--finetune", "--no-count", "--output-path", "/r", "--adapters", "/a",
-                     "-o", str(path)]) == 0
+        assert main(["grid", "plan", "--finetune", "--no-count", "--allow-missing", "--output-path", "/r",
+                     "--adapters", "/a", "-o", str(path)]) == 0
     return read_plan(path), out.getvalue()
 
 

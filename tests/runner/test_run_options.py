@@ -131,7 +131,7 @@ def test_the_grids_eval_jobs_pass_every_run_option_of_the_plan(tmp_path):
     plan_file = tmp_path / "plan.yaml"
     assert main(["grid", "plan", "--models", "tiny-vit,tiny-medgemma", "--tasks", TASK, "--no-count",
                  "--finetune", "--finetune-cells", "synth_desktop:dr", "--probe-select", "auroc", "--no-prepared",
-                 "--limit", "0.5", "--output-path", str(tmp_path / "r"), "-o", str(plan_file)]) == 0
+                 "--limit", "0.5", "--allow-missing", "--output-path", str(tmp_path / "r"), "-o", str(plan_file)]) == 0
     plan = read_plan(plan_file)
     evals = [j for j in plan.jobs if j.kind == "eval"]
     assert evals

@@ -15,7 +15,7 @@ PACKAGE = Path(focus_eval.__file__).resolve().parent
 
 # Lowest first. A module may import from its own top-level package or module, or from a lower layer.
 LAYERS = [
-    {"errors", "registry", "resources", "digests", "files", "version", "redact", "progress", "tables"},
+    {"errors", "registry", "resources", "digests", "files", "version", "redact", "progress", "tables", "validators"},
     {"results", "options"},
     {"metrics"},
     {"scoring", "group_scores", "analysis"},

@@ -23,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from focus_eval.data.cells import clean_id, dr_present, parse_grade, referable_dr
-from focus_eval.data.files import find_dirs, image_files, is_image_name, relative_to
+from focus_eval.data.files import admitted, find_dirs, image_files, is_image_name, relative_to
 from focus_eval.data.lesion_geometry import image_lesion_fields
 from focus_eval.data.matching import ImageMatcher, Listed, add_image, read_rows, usable_file
 from focus_eval.data.records import DatasetLoad
@@ -109,7 +109,7 @@ def _read_lesions(folder: Path, part: Path, release_split: str, split: str, load
         if lesion_dir is None:
             load.warnings.append(f"{label_dir}: no {code}/ folder; {lesion} is not annotated for these images")
             continue
-        masks[lesion] = {p.stem.lower(): p for p in lesion_dir.iterdir() if is_image_name(p.name)}
+        masks[lesion] = {p.stem.lower(): p for p in admitted(lesion_dir.iterdir()) if is_image_name(p.name)}
     for path in sorted(image_files(image_dir)[0].values(), key=lambda p: p.name.lower()):
         image_id = f"lesion/{release_split}/{path.stem}"
         found = usable_file(folder, path, path, None, image_id)

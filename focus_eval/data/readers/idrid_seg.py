@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from focus_eval.data.files import find_dirs, image_files, is_image_name, relative_to
+from focus_eval.data.files import admitted, find_dirs, image_files, is_image_name, relative_to
 from focus_eval.data.lesion_geometry import centroid, image_lesion_fields, read_mask
 from focus_eval.data.matching import add_image, usable_file
 from focus_eval.data.records import DatasetLoad
@@ -81,7 +81,7 @@ def _mask_files(truth_dir: Path, load: DatasetLoad) -> dict[str, dict[str, Path]
             out[lesion] = None
             continue
         tail = f"_{suffix.lower()}"
-        out[lesion] = {p.stem.lower()[: -len(tail)]: p for p in folders[0].iterdir()
+        out[lesion] = {p.stem.lower()[: -len(tail)]: p for p in admitted(folders[0].iterdir())
                        if is_image_name(p.name) and p.stem.lower().endswith(tail)}
     return out
 

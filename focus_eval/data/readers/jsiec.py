@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from focus_eval.data.files import find_dirs, is_image_name
+from focus_eval.data.files import admitted, find_dirs, is_image_name
 from focus_eval.data.matching import add_image, usable_file
 from focus_eval.data.records import DatasetLoad, Skipped
 from focus_eval.data.spec import ALL_IMAGES, ReaderSpec
@@ -100,14 +100,14 @@ def _read_class(load: DatasetLoad, directory: Path, class_folder: str) -> None:
     """The images of one class folder, labelled by the folder."""
     root = load.root.resolve()
     dr, referable = labels_for(class_folder)
-    for entry in sorted(directory.iterdir()):
-        if entry.is_dir():
-            load.warnings.append(f"sub-folder {entry} inside a class folder is not read")
-        elif is_image_name(entry.name):
-            image_id = f"{directory.name}/{entry.name}"
-            add_image(load, root, usable_file(root, entry, directory, None, image_id), image_id,
-                      dict(dr=dr, referable_dr=referable, extra={"class_folder": class_folder},
-                           abnormal=int(class_folder != NORMAL_FOLDER), conditions=(condition_of(class_folder),)))
+    entries = sorted(directory.iterdir())
+    for entry in [e for e in entries if e.is_dir()]:
+        load.warnings.append(f"sub-folder {entry} inside a class folder is not read")
+    for entry in admitted(e for e in entries if not e.is_dir() and is_image_name(e.name)):
+        image_id = f"{directory.name}/{entry.name}"
+        add_image(load, root, usable_file(root, entry, directory, None, image_id), image_id,
+                  dict(dr=dr, referable_dr=referable, extra={"class_folder": class_folder},
+                       abnormal=int(class_folder != NORMAL_FOLDER), conditions=(condition_of(class_folder),)))
 
 
 def _root(folder: Path) -> tuple[Path, list[str]]:

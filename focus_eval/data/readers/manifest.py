@@ -9,13 +9,14 @@ the card does not use are kept in the record's ``extra`` (the cohort filter read
 from __future__ import annotations
 
 import json
+import os
 from functools import partial
 from pathlib import Path
 
 from focus_eval.data.cards import DatasetCard
 from focus_eval.data.cells import (ABNORMAL_CODES, FINDING_CODES, clean_id, map_code, parse_age, parse_conditions,
                                    parse_grade)
-from focus_eval.data.files import safe_path
+from focus_eval.data.files import file_problem, require_regular, safe_path
 from focus_eval.data.matching import ImageMatcher, Listed, read_rows, usable_file
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.data.spec import ReaderSpec, every_image
@@ -60,16 +61,22 @@ def manifest_headers(path: Path) -> list[str]:
 
 def read_manifest_rows(path: Path) -> tuple[list[str], list[Row]]:
     """(headers, rows) of a ``.csv`` or ``.jsonl`` manifest; rows carry ``__row__``, their line number."""
-    if not path.is_file():
+    if not path.exists() and not path.is_symlink():
         raise DataError("manifest file not found (the card's 'manifest' names it, relative to the card)",
                         file=str(path))
+    require_regular(path, "manifest")
     if path.suffix.lower() == ".csv":
         return read_csv_rows(path)
     if path.suffix.lower() not in (".jsonl", ".ndjson"):
         raise DataError("a manifest is a .csv or .jsonl file", file=str(path))
     headers: dict[str, None] = {}
     rows: list[Row] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8-sig").splitlines(), start=1):
+    try:
+        text = path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise DataError(f"not UTF-8 text ({exc.reason} at byte {exc.start})", file=str(path), row=line) from None
+    for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -99,9 +106,12 @@ class ManifestImages(ImageMatcher):
         if excluded is not None:
             return Skipped(str(self.label_file), row, image_id, excluded)
         path = safe_path(self.root, self.image_dir / name, self.label_file, row)
-        if not path.is_file():
+        if not os.path.lexists(path):
             self.missing += 1
             return Skipped(str(self.label_file), row, image_id, f"image file not found: {path}")
+        problem = file_problem(path)
+        if problem is not None:
+            return Skipped(str(self.label_file), row, image_id, f"image file {path} is {problem}")
         return usable_file(self.root, path, self.label_file, row, image_id)
 
 

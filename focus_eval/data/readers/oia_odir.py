@@ -22,6 +22,7 @@ the split check proves that no patient crosses parts.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,22 @@ def keyword_condition(keyword: str) -> str | None:
     return next((condition for pattern, condition in KEYWORD_RULES if pattern in text), "other")
 
 
+def unmatched(keyword: str) -> bool:
+    """Whether ``keyword`` matches no rule and no quality remark (it then counts as "other")."""
+    text = " ".join(keyword.lower().split())
+    return text not in QUALITY_REMARKS and not any(pattern in text for pattern, _ in KEYWORD_RULES)
+
+
+def unmatched_warning(counts: Counter, shown: int = 10) -> list[str]:
+    """One warning listing the keywords no rule matched, most frequent first, with their counts."""
+    if not counts:
+        return []
+    top = ", ".join(f"{k!r} ({n})" for k, n in counts.most_common(shown))
+    more = f", and {len(counts) - shown} more" if len(counts) > shown else ""
+    return [f"{len(counts)} diagnostic keyword(s) match no rule and count as 'other' "
+            f"({sum(counts.values())} eye(s)): {top}{more}"]
+
+
 def eye_labels(cell: str | None) -> EyeLabels:
     """The labels of one eye from its diagnostic keywords cell."""
     keywords = tuple(k.strip() for k in SEPARATORS.split(cell or "") if k.strip())
@@ -120,22 +137,23 @@ def eye_labels(cell: str | None) -> EyeLabels:
 def read(folder: Path) -> DatasetLoad:
     folder = Path(folder)
     load = SPEC.new_load(folder)
-    label_files, disagreeing = {}, set()
+    label_files, disagreeing, others = {}, set(), Counter()
     for split, name in PARTS:
         label_file = find_label_file(folder, [name], f"OIA-ODIR {split} annotation", load.warnings)
         image_dir = find_dir_near(label_file, folder, ["Images"])
         if image_dir is None:
             raise DataError("no Images folder next to the annotation folder", file=str(label_file))
         label_files[split] = label_file.relative_to(folder).as_posix()
-        _read_part(load, folder, split, label_file, image_dir, disagreeing)
+        _read_part(load, folder, split, label_file, image_dir, disagreeing, others)
     if disagreeing:
         load.warnings.append(f"{len(disagreeing)} patient(s) have an eye condition whose patient-level flag is 0 "
                              f"(eye labels come from the keywords), e.g. {sorted(disagreeing)[0]}")
-    return SPEC.finish_load(load, label_files)
+    load.warnings.extend(unmatched_warning(others))
+    return SPEC.finish_load(load, label_files, unmatched_keywords=dict(others.most_common()))
 
 
 def _read_part(load: DatasetLoad, folder: Path, split: str, label_file: Path, image_dir: Path,
-               disagreeing: set[str]) -> None:
+               disagreeing: set[str], others: Counter) -> None:
     headers, rows = read_xlsx_rows(label_file)
     found = resolve_columns(headers, COLUMNS, label_file)
     flags = {f: h for f in PATIENT_FLAGS for h in headers if h.strip().upper() == f}
@@ -151,6 +169,7 @@ def _read_part(load: DatasetLoad, folder: Path, split: str, label_file: Path, im
             raise DataError(f"column {found[eye]!r}: {name!r} is not a {eye}-eye file name (<ID>_{eye}.jpg)",
                             file=str(label_file), row=line)
         labels = eye_labels(row[found[f"{eye}_keywords"]])
+        others.update(" ".join(k.lower().split()) for k in labels.keywords if unmatched(k))
         patient_flags = {f: row[h] for f, h in flags.items()}
         if any(patient_flags.get(FLAG_OF[c]) in ("0", "0.0") for c in labels.conditions or () if c in FLAG_OF):
             disagreeing.add(patient)

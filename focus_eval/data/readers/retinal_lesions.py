@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from focus_eval.data.cells import clean_id, dr_present, parse_grade, referable_dr
-from focus_eval.data.files import find_dir_near, find_label_file, is_image_name, relative_to, with_extension
+from focus_eval.data.files import admitted, find_dir_near, find_label_file, is_image_name, relative_to, with_extension
 from focus_eval.data.lesion_geometry import image_lesion_fields
 from focus_eval.data.matching import ImageMatcher, Listed, read_rows
 from focus_eval.data.records import DatasetLoad
@@ -98,7 +98,7 @@ def _mask_files(mask_dir: Path, load: DatasetLoad) -> dict[str, dict[str, Path]]
     unknown = []
     for image_folder in sorted(p for p in mask_dir.iterdir() if p.is_dir()):
         files = out.setdefault(image_folder.name.lower(), {})
-        for path in sorted(image_folder.iterdir()):
+        for path in sorted(admitted(image_folder.iterdir())):
             lesion = LESIONS.get(path.stem.lower())
             if lesion is None or not is_image_name(path.name):
                 unknown.append(path)

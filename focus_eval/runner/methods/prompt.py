@@ -109,7 +109,9 @@ def _clean_torn_tail(path) -> None:
         return
     data = path.read_bytes()
     if data and not data.endswith(b"\n"):
-        path.write_bytes(data[: data.rfind(b"\n") + 1])
+        from focus_eval.files import atomic_write_bytes
+
+        atomic_write_bytes(path, data[: data.rfind(b"\n") + 1])
 
 
 def write(handle, line: SampleLine) -> None:

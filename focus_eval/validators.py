@@ -1,0 +1,50 @@
+"""Checks of command-line values at parse time, as argparse ``type=`` callables: a value out of range is a usage
+error (exit 2) that says what is expected, before anything is loaded."""
+
+from __future__ import annotations
+
+import argparse
+
+# More resamples than this add nothing to a 95% interval, and the resample weights take
+# n_boot x images x 8 bytes of memory.
+MAX_N_BOOT = 100_000
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+
+
+def n_boot(text: str) -> int:
+    """--n-boot: 1 to MAX_N_BOOT bootstrap resamples."""
+    value = _integer(text)
+    if not 1 <= value <= MAX_N_BOOT:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_N_BOOT} resamples, got {text!r} (more add nothing "
+                                         "to a 95% interval and need n_boot x images x 8 bytes of memory)")
+    return value
+
+
+def seed(text: str) -> int:
+    """--seed: a whole number from 0 to 2**32 - 1 (what every random generator here accepts)."""
+    value = _integer(text)
+    if not 0 <= value < 2 ** 32:
+        raise argparse.ArgumentTypeError(f"expected a seed from 0 to {2 ** 32 - 1}, got {text!r}")
+    return value
+
+
+def non_negative(text: str) -> int:
+    """A count that may be 0 (--num-workers 0: decode images in the main process)."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text!r}")
+    return value
+
+
+def positive(text: str) -> int:
+    """A count of at least 1."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {text!r}")
+    return value
