@@ -165,3 +165,54 @@ def test_no_text_is_drawn_under_11_px(browser, sites, size):
             small = [e for e in page.evaluate(FONT_SIZES_JS) if e["size"] < MIN_PX]
             assert small == [], (name, small[:5])
         v.close()
+
+
+@pytest.fixture(scope="module")
+def thumbnail_site(tmp_path_factory):
+    """A prompt line on real synthetic images, built with --thumbnails from their data root."""
+    from focus_eval.data.registry import load_dataset
+    from helpers.records import synthetic_root
+
+    root = synthetic_root(tmp_path_factory, "views-data", n=48, seed=5)
+    records = [r for r in load_dataset("synth_desktop", root).records if r.split == "test"][:16]
+    rows = []
+    for i, r in enumerate(records):
+        score = round(0.15 + 0.7 * ((i * 7) % 16) / 15, 3)
+        rows.append({"image_id": r.image_id, "patient_id": r.patient_id, "split": "test", "label": int(r.dr or 0),
+                     "score": score, "pred": int(score >= 0.5), "age": r.age, "sex": r.sex, "quality": r.quality,
+                     "error": None, "p_yes": score, "text": "yes" if score >= 0.5 else "no", "parsed": True})
+    results = tmp_path_factory.mktemp("views-results")
+    data.write_lines(results / "tiny-mllm" / "results.jsonl", [data.line(
+        model="tiny-mllm", family="mllm", method="prompt", task="dr_synth_desktop", dataset="synth_desktop")])
+    data.write_lines(results / "tiny-mllm" / "samples" / "dr_synth_desktop.prompt.jsonl", rows)
+    return build_site([results], tmp_path_factory.mktemp("views") / "thumb-site", thumbnails=True, data_root=root)
+
+
+@pytest.mark.parametrize("size", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_per_image_page_with_thumbnails_and_its_screenshot(browser, thumbnail_site, size, tmp_path):
+    """Thumbnails load from the site folder; FOCUS_SCREENSHOTS=DIR keeps the screenshots the README shows."""
+    import os
+    from pathlib import Path
+
+    from PIL import Image
+
+    v = Visit(browser, *size)
+    page = v.open(thumbnail_site.out_dir / "tasks" / "dr_synth_desktop.html")
+    page.locator("a.sample-link").first.click()
+    page.wait_for_load_state("load")
+    page.locator('button.cell-filter[data-cell="fp"]').click()
+    sources = page.eval_on_selector_all("#samples img.thumb", "imgs => imgs.map(i => i.getAttribute('src'))")
+    assert len(sources) == len(page.locator("#samples tbody tr").all()) > 0
+    assert all((thumbnail_site.out_dir / "samples" / "x" / src).resolve().is_file() for src in sources)
+    first = page.locator("#samples tbody tr:not([hidden]) img.thumb").first
+    first.scroll_into_view_if_needed()
+    page.wait_for_function("img => img.complete && img.naturalWidth > 0", arg=first.element_handle())
+    assert 0 < first.evaluate("img => img.naturalWidth") <= 96
+    assert "Answer" in page.locator("#samples thead").inner_text()
+    out = Path(os.environ.get("FOCUS_SCREENSHOTS") or tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    shot = out / f"leaderboard-samples-{'desktop' if size == DESKTOP else 'phone'}.png"
+    page.screenshot(path=str(shot))
+    with Image.open(shot) as image:
+        assert image.size == size
+    v.close()
