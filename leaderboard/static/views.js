@@ -90,9 +90,9 @@
 
   function fits(wrap) { return wrap.scrollWidth <= wrap.clientWidth + 1; }
 
-  // The column that holds a table's main score: the header marked data-main, else the second.
+  // The column that holds a table's main score: the header marked data-main, else the first numeric one.
   function mainColumn(table) {
-    var marked = table.tHead.querySelector("th[data-main]");
+    var marked = table.tHead.querySelector("th[data-main]") || table.tHead.querySelector('th[data-sort="num"]');
     return marked ? marked.cellIndex : 1;
   }
 

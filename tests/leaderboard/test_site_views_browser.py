@@ -5,6 +5,7 @@ drawn under 11 px (chart text at the size the chart is drawn)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from helpers import leaderboard_data as data
@@ -33,10 +34,11 @@ OVERFLOWING_JS = """() => [...document.querySelectorAll('.table-scroller')]
   .filter(s => s.getClientRects().length)
   .filter(s => { const w = s.querySelector('.table-wrap'); return w.scrollWidth > w.clientWidth + 1; })
   .filter(s => !s.querySelector('.column-picker')).map(s => s.querySelector('table').id)"""
-# The right edge of each visible table's main score cell (the header marked data-main, else the second column).
+# The edges of each visible table's main score cell (the header marked data-main, else the first numeric one).
 SCORE_EDGES_JS = """() => [...document.querySelectorAll('.table-scroller table')].filter(t => t.getClientRects().length)
   .map(t => {
-    const head = t.tHead.rows[0], main = head.querySelector('th[data-main]'), index = main ? main.cellIndex : 1;
+    const head = t.tHead.rows[0], main = head.querySelector('th[data-main]') || head.querySelector('th[data-sort="num"]');
+    const index = main ? main.cellIndex : 1;
     const rows = [...t.tBodies[0].rows].filter(r => !r.hidden && r.cells.length === head.cells.length);
     if (!rows.length || !rows[0].cells[index]) return null;
     const box = rows[0].cells[index].getBoundingClientRect();
@@ -44,12 +46,35 @@ SCORE_EDGES_JS = """() => [...document.querySelectorAll('.table-scroller table')
   }).filter(x => x)"""
 
 
+def funbench_line(model: str, method: str, seed: int) -> dict:
+    """A multiple-choice (FunBench) results line on 40 images, right on about 60% of them."""
+    from focus_eval.results.schema import UnitMeta
+    from focus_eval.scoring import evaluate_samples
+
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 5, 40)
+    preds = np.where(rng.random(40) < 0.6, labels, (labels + 1) % 5)
+    samples = [{"image_id": f"i{i}", "patient_id": f"p{i}", "split": "test", "label": int(y), "score": None,
+                "pred": int(p), "age": None, "sex": None, "quality": None, "error": None,
+                "output_type": "multiple_choice", "probs": None} for i, (y, p) in enumerate(zip(labels, preds))]
+    meta = UnitMeta.from_dict({
+        "model": model, "family": "mllm", "domain": "general", "untrained": False, "method": method,
+        "task": "funbench_l4c_dr_grading_synth_desktop", "dataset": "synth_desktop", "target": "dr_grade",
+        "proxy": False, "adapter": None, "task_version": 1, "task_hash": "h", "preset_hash": "p", "n_boot": 20,
+        "seed": 0, "extra": {"output_type": "multiple_choice", "multilabel": False, "ordinal": True,
+                             "classes": ["no_dr", "mild", "moderate", "severe", "proliferative"]}})
+    return evaluate_samples(samples, meta).to_dict()
+
+
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
+    """The known results; the standard set with comparisons and two FunBench models (every page kind)."""
     root = tmp_path_factory.mktemp("views")
     known = data.write_known(root / "known")
     standard = data.write_results(root / "standard")
     data.write_compare(standard / "compare.jsonl")
+    for seed, model in enumerate(("funbench-mllm-with-a-long-name", "funbench-other")):
+        data.write_lines(standard / model / "results.jsonl", [funbench_line(model, "multiple_choice", seed)])
     return {"known": build_site([known], root / "known-site"),
             "standard": build_site([standard], root / "standard-site")}
 
@@ -119,6 +144,7 @@ def test_a_task_page_leads_to_per_image_rows_equal_to_the_sample_file(browser, s
 
 def test_on_a_phone_the_main_score_of_every_table_is_in_view(browser, sites):
     report = sites["standard"]
+    assert {"index.html", "fairness.html", "funbench.html"} <= set(report.pages)
     v = Visit(browser, *PHONE)
     for name in [p for p in report.pages if "/" not in p]:
         page = v.open(report.out_dir / name)
@@ -126,6 +152,8 @@ def test_on_a_phone_the_main_score_of_every_table_is_in_view(browser, sites):
         assert all(0 <= e["left"] and e["right"] <= PHONE[0] for e in edges), (name, edges)
         if name == "index.html":
             assert {"main-table", "summary-table"} <= {e["id"] for e in edges}
+        if name == "funbench.html":
+            assert "funbench-table" in {e["id"] for e in edges}
     v.close()
 
 
