@@ -37,7 +37,8 @@ OVERFLOWING_JS = """() => [...document.querySelectorAll('.table-scroller')]
 # The edges of each visible table's main score cell (the header marked data-main, else the first numeric one).
 SCORE_EDGES_JS = """() => [...document.querySelectorAll('.table-scroller table')].filter(t => t.getClientRects().length)
   .map(t => {
-    const head = t.tHead.rows[0], main = head.querySelector('th[data-main]') || head.querySelector('th[data-sort="num"]');
+    const head = t.tHead.rows[0];
+    const main = head.querySelector('th[data-main]') || head.querySelector('th[data-sort="num"]');
     const index = main ? main.cellIndex : 1;
     const rows = [...t.tBodies[0].rows].filter(r => !r.hidden && r.cells.length === head.cells.length);
     if (!rows.length || !rows[0].cells[index]) return null;
@@ -109,7 +110,7 @@ def test_every_heading_has_an_anchor_link_that_leads_back_to_it(browser, sites):
     v = Visit(browser, *DESKTOP)
     page = v.open(sites["standard"].out_dir / "index.html")
     headings = page.eval_on_selector_all("main h1, main h2, main h3", """hs => hs.map(h => ({id: h.id,
-        href: (h.querySelector('a.anchor') || {}).getAttribute ? h.querySelector('a.anchor').getAttribute('href') : null}))""")
+        href: h.querySelector('a.anchor') ? h.querySelector('a.anchor').getAttribute('href') : null}))""")
     assert headings and all(h["id"] and h["href"] == "#" + h["id"] for h in headings)
     assert len({h["id"] for h in headings}) == len(headings)
     v.close()
