@@ -36,6 +36,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "canonical page addresses; the pages link to each other relatively, so any static "
                              "host serves them")
     add_coverage_floor(parser)
+    parser.add_argument("--thumbnails", action="store_true",
+                        help="show a small JPEG copy of each test image on the per-image pages, decoded from "
+                             "the datasets under --data-root (never with --no-samples)")
+    parser.add_argument("--data-root", type=Path, metavar="DIR",
+                        help="the folder holding the datasets the results were computed on (for --thumbnails)")
 
 
 def add_coverage_floor(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +62,8 @@ def run(args: argparse.Namespace) -> int:
     report = build_site(args.results_dirs, args.output, include_proxy=args.include_proxy, top=args.top,
                         include_paths=args.include_path, no_samples=args.no_samples,
                         include_limited=args.include_limited, prefer=args.prefer, title=args.title,
-                        base_url=args.base_url, coverage_floor=args.coverage_floor)
+                        base_url=args.base_url, coverage_floor=args.coverage_floor, thumbnails=args.thumbnails,
+                        data_root=args.data_root)
     inputs = report.inputs
     samples = ("no sample files (--no-samples: metrics only)" if args.no_samples else
                f"{len(report.samples_files)} sample file(s) for calibration curves "

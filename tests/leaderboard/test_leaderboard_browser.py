@@ -88,7 +88,8 @@ def test_charts_are_drawn_and_a_hostile_model_name_stays_text(browser, sites):
     page.get_by_role("link", name=data.HOSTILE, exact=True).first.click()
     page.wait_for_load_state("load")
     assert page.locator("h1").inner_text().startswith(data.HOSTILE)
-    assert page.evaluate("document.querySelectorAll('script').length") == 1 and v.dialogs == []
+    scripts = page.evaluate("[...document.querySelectorAll('script')].map(s => s.getAttribute('src'))")
+    assert scripts == ["../static/leaderboard.js", "../static/views.js"] and v.dialogs == []  # the site's own only
     page = v.open(report.out_dir / "tasks" / "dr_synth_desktop.html")
     assert page.locator("svg.reliability").count() == n_configs
     assert page.locator("svg.reliability .axis-title").count() == 2 * n_configs

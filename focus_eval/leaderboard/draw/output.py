@@ -14,7 +14,7 @@ from focus_eval.results.schema import clean_json
 
 # A file the builder leaves in its output folder, so that a rebuild may clear what an earlier build wrote.
 MARKER = ".focus-leaderboard"
-OWNED_FOLDERS = ("tasks", "models", "data", "static")
+OWNED_FOLDERS = ("tasks", "models", "data", "static", "samples", "thumbs")
 
 
 def prepare_output(out_dir: Path) -> None:

@@ -13,12 +13,14 @@ from focus_eval.errors import FocusError
 from focus_eval.leaderboard.conventions import collect_results
 from focus_eval.leaderboard.draw.calibration import samples_path
 from focus_eval.leaderboard.draw.catalog import load_catalog
-from focus_eval.leaderboard.draw.output import copy_static, prepare_output, write_json, write_pages
+from focus_eval.files import atomic_write_bytes
+from focus_eval.leaderboard.draw.output import copy_static, prepare_output, site_path, write_json, write_pages
 from focus_eval.leaderboard.draw.samples import load_samples
 from focus_eval.leaderboard.draw.slugs import assign_slugs
 from focus_eval.leaderboard.draw.templates import environment
 from focus_eval.leaderboard.pages import groups
 from focus_eval.leaderboard.pages.maintable import main_rows
+from focus_eval.leaderboard.pages.sample_pages import make_thumbnails, sample_links
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
 from focus_eval.resources import resource_dir
@@ -56,7 +58,8 @@ class SiteReport:
 def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_proxy: bool = False,
                top: int = 5, include_paths: Sequence[Path | str] = (), no_samples: bool = False, *,
                include_limited: bool = False, prefer: str | Path | None = None, title: str | None = None,
-               base_url: str | None = None, coverage_floor: float = COVERAGE_FLOOR) -> SiteReport:
+               base_url: str | None = None, coverage_floor: float = COVERAGE_FLOOR, thumbnails: bool = False,
+               data_root: Path | str | None = None) -> SiteReport:
     """Write the site for every results line under ``results_dirs`` into ``out_dir``; returns what was done.
 
     ``include_paths`` are user task folders (as ``--include-path``), read for the label rules of their tasks.
@@ -65,15 +68,26 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
     ``include_limited``. ``prefer`` (``newest`` or a folder) settles lines found twice. ``title`` names the site
     and ``base_url`` is where it will be published (canonical page addresses). A prompt method's line whose
     coverage (readable answers / rows) is below ``coverage_floor`` is shown, marked low coverage, and ranked
-    nowhere.
+    nowhere. ``thumbnails`` puts small JPEG copies of the test images on the per-image pages, decoded from the
+    datasets under ``data_root``.
     """
     out_dir = Path(out_dir)
+    if thumbnails and (no_samples or data_root is None):
+        raise FocusError("--thumbnails needs --data-root (the datasets the results were computed on) and cannot "
+                         "be combined with --no-samples")
     collection = with_coverage_floor(collect_results(results_dirs, prefer), coverage_floor)
     site = assemble(collection, load_catalog(), include_proxy=include_proxy, top=top,
                     include_paths=include_paths, no_samples=no_samples, include_limited=include_limited,
                     title=check_title(title), base_url=check_base_url(base_url))
+    images = {}
+    if thumbnails:
+        by_key = {e.key: e for e in site.entries}
+        images = make_thumbnails([by_key[k] for k in site.sample_links], Path(data_root))
+        site.thumbs = {key: name for key, (name, _) in images.items()}
     pages, data = render_site(environment(site.catalog), site)
     prepare_output(out_dir)
+    for name, jpeg in images.values():
+        atomic_write_bytes(site_path(out_dir, name), jpeg)
     write_pages(out_dir, pages)
     write_pages(out_dir, data)
     _write_data(out_dir, site.entries, site.compare.raw, redact=no_samples)
@@ -119,7 +133,8 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
         task_slugs=task_slugs, targets=targets, runs=collection.runs, title=title, base_url=base_url,
         main=main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)], targets,
                        include_proxy, samples),
-        group_lines=collection.group_lines)
+        group_lines=collection.group_lines,
+        sample_links={} if no_samples else sample_links(entries, task_slugs, model_slugs))
 
 
 def check_title(title: str | None) -> str:

@@ -42,6 +42,9 @@ class Site:
     include_limited: bool = False
     title: str = "FOCUS leaderboard"
     base_url: str | None = None
+    # results-line key -> its per-image page (none with --no-samples); (dataset, image id) -> thumbnail path
+    sample_links: dict[tuple, str] = field(default_factory=dict)
+    thumbs: dict[tuple[str, str], str] = field(default_factory=dict)
 
     @property
     def synthetic(self) -> bool:

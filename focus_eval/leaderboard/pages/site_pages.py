@@ -13,6 +13,7 @@ from focus_eval.analysis.summary import included
 from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.filters import filter_options
 from focus_eval.leaderboard.pages.model_cards import model_card
+from focus_eval.leaderboard.pages.sample_pages import CELLS, sample_page
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
 from focus_eval.results.collect import Entry
@@ -40,8 +41,9 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
         primary = task.entries[0].primary_metric
         pages[path] = _render(env, task_page, common, path, "../", "tasks", task.name, task=task,
                               ranks=task_ranks(task.entries, site), filters=filter_options(task.entries, site.catalog),
-                              samples=[site.samples[e.key] for e in task.entries], primary=primary,
+                              samples=[site.samples[e.key] for e in task.entries], primary=primary, sample_links=site.sample_links,
                               metrics=CLASS_METRICS if primary != "auroc" else METRICS)
+    pages.update(_sample_pages(env, common, site))
     model_page = env.get_template("model.html")
     for model in site.models:
         path = f"models/{model.slug}.html"
@@ -51,6 +53,17 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
                               provenance=[(e, line_provenance(e, site.runs.run_of(e))) for e in model.entries],
                               filters=filter_options(model.entries, site.catalog))
     return pages, data
+
+
+def _sample_pages(env: jinja2.Environment, common: dict[str, Any], site: Site) -> dict[str, str]:
+    """One page per results line with a sample file: its test images' predictions."""
+    template, by_key = env.get_template("samples.html"), {e.key: e for e in site.entries}
+    pages = {}
+    for key, path in site.sample_links.items():
+        page = sample_page(by_key[key], path, site.thumbs)
+        pages[path] = _render(env, template, common, path, "../../", "tasks",
+                              f"{page.entry.line.task}: {page.entry.model}", page=page, cells=CELLS)
+    return pages
 
 
 def _render(env: jinja2.Environment, template: Any, common: dict[str, Any], path: str, root: str, active: str,
