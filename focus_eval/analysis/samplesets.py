@@ -1,0 +1,123 @@
+"""The per-image rows the statistical analyses (``ranks``, ``pairwise``, ``operating-points``,
+``recalibration``) work from, read from the results folders' sample files alone: which results lines they
+compare, each configuration's name, and the images of one task that every compared configuration scored.
+
+A configuration is what the main table calls one: model, method, adapter and run conventions (``Entry.config``).
+Compared lines are binary, of trained models (untrained baselines are ranked apart on the main table), on
+included tasks (proxy and underpowered tasks only when asked), and not ``--limit`` runs unless asked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from focus_eval.analysis.base import ReportOptions
+from focus_eval.analysis.summary import included
+from focus_eval.errors import DataError
+from focus_eval.files import read_jsonl_rows
+from focus_eval.results.collect import Collection, Entry
+from focus_eval.results.layout import SAMPLES_SUFFIX, unit_stem
+
+# methods whose sample lines carry a normalised yes-score (P(yes) / (P(yes) + P(no))) for thresholds
+NORMALISED_SCORE_METHODS = ("prompt", "knowledge_prompt")
+
+
+def config_label(entry: Entry) -> str:
+    """The name a configuration goes by in the statistical tables: ``model · method [+ adapter] [conventions]``."""
+    line = entry.line
+    text = f"{line.model} \u00b7 {line.method}" + (f" + {line.adapter}" if line.adapter else "")
+    return f"{text} [{entry.convention_text}]" if entry.convention_text else text
+
+
+def compared_entries(collection: Collection, options: ReportOptions) -> list[Entry]:
+    """The binary results lines of trained configurations that enter the comparisons."""
+    lines = [e for e in collection.entries if not e.line.output_type and not e.line.untrained
+             and (options.include_limited or not e.limited)]
+    return included(lines, options.include_proxy)
+
+
+def sample_file(entry: Entry) -> Path:
+    return entry.sample_dir / f"{unit_stem(entry.line.task, entry.line.method)}{SAMPLES_SUFFIX}"
+
+
+def read_rows(entry: Entry, split: str = "test") -> list[dict] | None:
+    """The rows of one split of the line's sample file (rows without a split count as test); None without a
+    file. A row that is not JSON is an error naming the file and row."""
+    path = sample_file(entry)
+    if "/" in entry.line.task or "/" in entry.line.method or not path.is_file():
+        return None
+    rows = []
+    for number, row, problem in read_jsonl_rows(path):
+        if problem:
+            raise DataError(problem, file=str(path), row=number)
+        if isinstance(row, dict) and row.get("split", "test") == split:
+            rows.append(row)
+    return rows
+
+
+def score_of(row: dict, normalised: bool) -> float | None:
+    """The row's usable score: none for an error row; ``score_norm`` first where asked and present."""
+    if row.get("error") is not None or row.get("label") not in (0, 1) or isinstance(row.get("label"), bool):
+        return None
+    value = row.get("score_norm") if normalised and row.get("score_norm") is not None else row.get("score")
+    return float(value) if isinstance(value, (int, float)) and np.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """The images of one task every compared configuration scored: labels, patients, scores (configs x
+    images), and how many scored images of some configuration were left out (another lacked them, or the
+    labels disagree)."""
+
+    task: str
+    labels: list[str]
+    image_ids: np.ndarray
+    patients: np.ndarray
+    y: np.ndarray
+    scores: np.ndarray
+    dropped: int
+    disagree: int = 0  # of the dropped: images whose labels differ between the sample files
+
+    @property
+    def n(self) -> int:
+        return int(self.y.size)
+
+
+def align(task: str, entries: Sequence[Entry], rows: Sequence[Sequence[dict]]) -> Aligned:
+    """Join the configurations' scored rows of one task on the image id. An image whose label differs between
+    sample files (e.g. tasks of the same name under different label rules) is dropped and counted."""
+    scored = [{str(r["image_id"]): r for r in rs if score_of(r, False) is not None} for rs in rows]
+    shared = sorted(set.intersection(*(set(s) for s in scored))) if scored else []
+    union = set().union(*(set(s) for s in scored)) if scored else set()
+    common = [i for i in shared if len({s[i]["label"] for s in scored}) == 1]
+    y = np.array([scored[0][i]["label"] for i in common], dtype=float)
+    scores = np.array([[float(s[i]["score"]) for i in common] for s in scored], dtype=float)
+    patients = np.array([str(scored[0][i].get("patient_id", i)) for i in common], dtype=object)
+    return Aligned(task=task, labels=[config_label(e) for e in entries], image_ids=np.array(common, dtype=object),
+                   patients=patients, y=y, scores=scores.reshape(len(entries), len(common)),
+                   dropped=len(union) - len(common), disagree=len(shared) - len(common))
+
+
+def by_task(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
+    """Lines grouped by task, tasks in name order, lines in configuration-name order."""
+    out: dict[str, list[Entry]] = {}
+    for e in sorted(entries, key=lambda e: (e.line.task, config_label(e))):
+        out.setdefault(e.line.task, []).append(e)
+    return out
+
+
+def with_samples(entries: Sequence[Entry], split: str = "test") -> tuple[list[Entry], list[list[dict]], list[str]]:
+    """(lines that have rows of ``split``, their rows, one note per line that has none)."""
+    kept, rows, missing = [], [], []
+    for e in entries:
+        found = read_rows(e, split)
+        if found:
+            kept.append(e)
+            rows.append(found)
+        else:
+            missing.append(f"{config_label(e)} on {e.line.task}: no {split} rows in a sample file")
+    return kept, rows, missing
