@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from focus_eval.analysis.deltas import FineTuning
 from focus_eval.data.readers.synth import NAMES as SYNTHETIC_DATASETS
@@ -42,6 +43,8 @@ class Site:
     include_limited: bool = False
     title: str = "FOCUS leaderboard"
     base_url: str | None = None
+    # the paired statistics over sample files (pages.statistics.SiteStats); None when published without samples
+    stats: Any = None
 
     @property
     def synthetic(self) -> bool:

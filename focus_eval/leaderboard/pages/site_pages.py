@@ -14,6 +14,7 @@ from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.filters import filter_options
 from focus_eval.leaderboard.pages.model_cards import model_card
 from focus_eval.leaderboard.pages.site import Site
+from focus_eval.leaderboard.pages.statistics import task_statistics
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
 from focus_eval.results.collect import Entry
 from focus_eval.results.collect import line_provenance
@@ -39,7 +40,8 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
         path = f"tasks/{task.slug}.html"
         pages[path] = _render(env, task_page, common, path, "../", "tasks", task.name, task=task,
                               ranks=task_ranks(task.entries, site), filters=filter_options(task.entries, site.catalog),
-                              samples=[site.samples[e.key] for e in task.entries])
+                              samples=[site.samples[e.key] for e in task.entries],
+                              **task_statistics(site, task.name))
     model_page = env.get_template("model.html")
     for model in site.models:
         path = f"models/{model.slug}.html"
