@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from itertools import combinations
 
 import numpy as np
+from scipy.stats import norm
 
 from focus_eval.analysis.base import ReportOptions, Table
-from focus_eval.analysis.samplesets import align, by_task, compared_entries, with_samples
+from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared_entries, task_streams,
+                                            with_samples)
 from focus_eval.analysis.significance import SIGNIFICANCE_Q
 from focus_eval.errors import FocusError
 from focus_eval.metrics.bootstrap import bh_qvalues, bootstrap_p, summarize
-from focus_eval.metrics.paired import auroc_replicates, delong_test, holm
-from focus_eval.results.collect import Collection
+from focus_eval.metrics.paired import delong, holm
+from focus_eval.results.collect import Collection, Entry
 
 COLUMNS = ("task", "model_a", "model_b", "delta", "ci_low", "ci_high", "p", "p_delong", "q", "p_holm")
 
@@ -64,28 +66,51 @@ class Pairwise:
         return [r for r in self.rows if r.task == name]
 
 
-def compare_pair(task, target, entries, rows, options: ReportOptions, stream: int) -> PairRow:
-    aligned = align(task, entries, rows)
-    values = auroc_replicates(aligned.y, aligned.scores, aligned.patients, options.n_boot, options.seed, stream)
-    deltas = values[:, 0] - values[:, 1]
+def _pair(aligned: Aligned, values: np.ndarray, cov: np.ndarray | None, i: int, j: int, target) -> PairRow:
+    """Configuration i against j of ``aligned``, from their replicates and DeLong's covariance."""
+    deltas = values[:, i] - values[:, j]
     delta, ci = summarize(deltas)
     p_delong = None
-    if min(aligned.y.sum(), (1 - aligned.y).sum()) >= 2:
-        p_delong = delong_test(aligned.y, aligned.scores[0], aligned.scores[1])[1]
-    a, b = (float(v) if np.isfinite(v) else None for v in values[0])
-    return PairRow(task, target, aligned.labels[0], aligned.labels[1], a, b, delta, ci,
+    if cov is not None and delta is not None:
+        variance = cov[i, i] + cov[j, j] - 2 * cov[i, j]
+        p_delong = float(2 * norm.sf(abs(delta) / np.sqrt(variance))) if variance > 1e-15 else None
+    a, b = (float(v) if np.isfinite(v) else None for v in values[0, [i, j]])
+    return PairRow(aligned.task, target, aligned.labels[i], aligned.labels[j], a, b, delta, ci,
                    bootstrap_p(deltas[1:]) if delta is not None else None, p_delong, aligned.n, aligned.dropped)
 
 
-def pairwise(collection: Collection, options: ReportOptions) -> Pairwise:
+def _delong_cov(aligned: Aligned) -> np.ndarray | None:
+    if min(aligned.y.sum(), (1 - aligned.y).sum()) < 2:
+        return None
+    return delong(aligned.y, aligned.scores)[1]
+
+
+def task_pairs(task: str, entries: list[Entry], rows: list[list[dict]], cache: ReplicateCache,
+               stream: int) -> list[PairRow]:
+    """Every pair of one task's configurations. When all scored the same images the replicates and DeLong's
+    covariance are computed once for all; otherwise each pair is aligned on the images both scored."""
+    target = entries[0].line.target
+    joint = align(task, entries, rows)
+    if joint.dropped == 0:
+        values, cov = cache.replicates(joint, stream), _delong_cov(joint)
+        return [_pair(joint, values, cov, i, j, target) for i, j in combinations(range(len(entries)), 2)]
+    out = []
+    for i, j in combinations(range(len(entries)), 2):
+        aligned = align(task, [entries[i], entries[j]], [rows[i], rows[j]])
+        out.append(_pair(aligned, cache.replicates(aligned, stream), _delong_cov(aligned), 0, 1, target))
+    return out
+
+
+def pairwise(collection: Collection, options: ReportOptions, cache: ReplicateCache | None = None) -> Pairwise:
     """Every pair on every task; q and Holm's p over all the comparisons returned."""
     out = Pairwise()
-    for stream, (task, group) in enumerate(by_task(compared_entries(collection, options)).items()):
+    entries = compared_entries(collection, options)
+    streams, cache = task_streams(entries), cache or ReplicateCache(options.n_boot, options.seed)
+    for task, group in by_task(entries).items():
         kept, rows, missing = with_samples(group)
         out.notes.extend(missing)
-        for i, j in combinations(range(len(kept)), 2):
-            out.rows.append(compare_pair(task, kept[i].line.target, [kept[i], kept[j]], [rows[i], rows[j]],
-                                         options, stream))
+        if len(kept) > 1:
+            out.rows += task_pairs(task, kept, rows, cache, streams[task])
     for r, q, h in zip(out.rows, bh_qvalues([r.p for r in out.rows]), holm([r.p for r in out.rows])):
         r.q, r.p_holm = q, h
     dropped = sum(r.dropped for r in out.rows)
@@ -96,9 +121,9 @@ def pairwise(collection: Collection, options: ReportOptions) -> Pairwise:
     return out
 
 
-def pairwise_table(result: Pairwise) -> Table:
-    table = Table(COLUMNS, title="Pairwise AUROC differences (a - b), paired patient bootstrap and DeLong",
-                  notes=list(result.notes))
+def pairwise_table(result: Pairwise, n_boot: int) -> Table:
+    table = Table(COLUMNS, title=f"Pairwise AUROC differences (a - b), paired patient bootstrap ({n_boot} "
+                                 "resamples) and DeLong", notes=list(result.notes))
     for r in result.rows:
         table.add(r.task, r.model_a, r.model_b, r.delta, *r.ci, r.p, r.p_delong, r.q, r.p_holm)
     return table
@@ -144,7 +169,7 @@ class PairwiseComparisons:
         if not result.rows:
             raise FocusError("no two configurations with test samples on a shared binary task under "
                              + ", ".join(map(str, collection.paths)))
-        return pairwise_table(result)
+        return pairwise_table(result, options.n_boot)
 
 
 ANALYSIS = PairwiseComparisons()

@@ -1,6 +1,7 @@
 """Rank intervals: how sure is the order of the main table? For the mean AUROC over all included tasks, per
 target and per task, every configuration's rank under a paired patient-clustered bootstrap, its 95% rank
 interval, and the share of resamples in which it is first (``p_first``, a tie for first split evenly).
+Untrained baselines are ranked among themselves, as on the main table (scopes ``untrained:...``).
 
 Paired: each task's resample of patients is drawn once and applied to every configuration at once, so all are
 compared on the same patients; a mean over tasks averages, replicate by replicate, the tasks' AUROCs, each task
@@ -17,10 +18,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from focus_eval.analysis.base import ReportOptions, Table
-from focus_eval.analysis.samplesets import (Aligned, align, by_task, compared_entries, config_label,
-                                            with_samples)
+from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared_entries,
+                                            config_label, task_streams, with_samples)
 from focus_eval.errors import FocusError
-from focus_eval.metrics.paired import auroc_replicates, rank_interval, replicate_ranks, share_first
+from focus_eval.metrics.paired import rank_interval, replicate_ranks, share_first
 from focus_eval.results.collect import Collection, Entry
 
 COLUMNS = ("scope", "model", "rank", "rank_low", "rank_high", "p_first")
@@ -58,25 +59,19 @@ class _Tasks:
     """Each task's lines with samples, aligned on demand for a set of configurations (cached), and the stream
     of resamples that belongs to the task."""
 
-    def __init__(self, entries: list[Entry], notes: list[str]):
+    def __init__(self, entries: list[Entry], notes: list[str], streams: dict[str, int], cache: ReplicateCache):
         self.lines: dict[str, dict[str, tuple[Entry, list[dict]]]] = {}
         for task, group in by_task(entries).items():
             kept, rows, missing = with_samples(group)
             notes.extend(missing)
             if kept:
                 self.lines[task] = {config_label(e): (e, r) for e, r in zip(kept, rows)}
-        self.stream = {task: i for i, task in enumerate(sorted(self.lines))}
-        self.cache: dict[tuple, tuple[Aligned, np.ndarray]] = {}
+        self.stream, self.cache = streams, cache
 
     def replicates(self, task: str, models: tuple[str, ...], options: ReportOptions) -> tuple[Aligned, np.ndarray]:
-        key = (task, models)
-        if key not in self.cache:
-            pairs = [self.lines[task][m] for m in models]
-            aligned = align(task, [e for e, _ in pairs], [r for _, r in pairs])
-            values = auroc_replicates(aligned.y, aligned.scores, aligned.patients, options.n_boot, options.seed,
-                                      stream=self.stream[task])
-            self.cache[key] = (aligned, values)
-        return self.cache[key]
+        pairs = [self.lines[task][m] for m in models]
+        aligned = align(task, [e for e, _ in pairs], [r for _, r in pairs])
+        return aligned, self.cache.replicates(aligned, self.stream[task])
 
 
 def rank_rows(scope: str, models: tuple[str, ...], values: np.ndarray) -> list[RankRow]:
@@ -120,19 +115,22 @@ def _scope(name: str, tasks: list[str], data: _Tasks, options: ReportOptions, no
     return rank_rows(name, models, values)
 
 
-def ranking(collection: Collection, options: ReportOptions) -> Ranking:
-    """Every scope: ``overall``, ``target:<name>`` per target, ``task:<name>`` per task."""
+def ranking(collection: Collection, options: ReportOptions, cache: ReplicateCache | None = None) -> Ranking:
+    """Every scope: ``overall``, ``target:<name>`` per target, ``task:<name>`` per task; trained configurations
+    ranked among themselves, untrained baselines apart (their scopes prefixed ``untrained:``)."""
     out = Ranking()
     entries = compared_entries(collection, options)
-    data = _Tasks(entries, out.notes)
-    tasks = sorted(data.lines)
-    targets = sorted({e.line.target for e in entries if e.line.task in data.lines and e.line.target})
-    out.rows += _scope("overall", tasks, data, options, out.notes)
-    for target in targets:
-        out.rows += _scope(f"target:{target}", [t for t in tasks if _target(data, t) == target], data, options,
-                           out.notes)
-    for task in tasks:
-        out.rows += _scope(f"task:{task}", [task], data, options, out.notes)
+    streams, cache = task_streams(entries), cache or ReplicateCache(options.n_boot, options.seed)
+    for untrained, prefix in ((False, ""), (True, "untrained:")):
+        data = _Tasks([e for e in entries if bool(e.line.untrained) == untrained], out.notes, streams, cache)
+        tasks = sorted(data.lines)
+        targets = sorted({_target(data, t) or "" for t in tasks} - {""})
+        out.rows += _scope(f"{prefix}overall", tasks, data, options, out.notes)
+        for target in targets:
+            out.rows += _scope(f"{prefix}target:{target}", [t for t in tasks if _target(data, t) == target], data,
+                               options, out.notes)
+        for task in tasks:
+            out.rows += _scope(f"{prefix}task:{task}", [task], data, options, out.notes)
     return out
 
 

@@ -3,8 +3,8 @@
 compare, each configuration's name, and the images of one task that every compared configuration scored.
 
 A configuration is what the main table calls one: model, method, adapter and run conventions (``Entry.config``).
-Compared lines are binary, of trained models (untrained baselines are ranked apart on the main table), on
-included tasks (proxy and underpowered tasks only when asked), and not ``--limit`` runs unless asked.
+Compared lines are binary, on included tasks (proxy and underpowered tasks only when asked), and not ``--limit``
+runs unless asked; untrained baselines are compared too, and ranked among themselves (as on the main table).
 """
 
 from __future__ import annotations
@@ -34,9 +34,8 @@ def config_label(entry: Entry) -> str:
 
 
 def compared_entries(collection: Collection, options: ReportOptions) -> list[Entry]:
-    """The binary results lines of trained configurations that enter the comparisons."""
-    lines = [e for e in collection.entries if not e.line.output_type and not e.line.untrained
-             and (options.include_limited or not e.limited)]
+    """The binary results lines that enter the comparisons."""
+    lines = [e for e in collection.entries if not e.line.output_type and (options.include_limited or not e.limited)]
     return included(lines, options.include_proxy)
 
 
@@ -121,3 +120,32 @@ def with_samples(entries: Sequence[Entry], split: str = "test") -> tuple[list[En
         else:
             missing.append(f"{config_label(e)} on {e.line.task}: no {split} rows in a sample file")
     return kept, rows, missing
+
+
+def task_streams(entries: Iterable[Entry]) -> dict[str, int]:
+    """Each task's stream of resamples (``metrics.paired.resample_weights``): its place among the tasks' names,
+    so every analysis draws the same resamples for a task and different tasks draw independently."""
+    return {task: i for i, task in enumerate(sorted({e.line.task for e in entries}))}
+
+
+class ReplicateCache:
+    """Every configuration's AUROC replicates on a task's aligned images, computed once: a configuration's
+    replicates depend only on its scores, the images' patients and the task's stream, not on which other
+    configurations it is compared with, so ``ranks`` and ``pairwise`` share them."""
+
+    def __init__(self, n_boot: int, seed: int):
+        self.n_boot, self.seed = n_boot, seed
+        self.store: dict[tuple, np.ndarray] = {}
+
+    def replicates(self, aligned: Aligned, stream: int) -> np.ndarray:
+        """(1 + n_boot, M) for the configurations of ``aligned`` (row 0 the point estimates)."""
+        from focus_eval.metrics.paired import auroc_replicates
+
+        images = (aligned.task, stream, hash(tuple(aligned.image_ids)), aligned.n)
+        missing = [j for j, m in enumerate(aligned.labels) if (images, m) not in self.store]
+        if missing:
+            values = auroc_replicates(aligned.y, aligned.scores[missing], aligned.patients, self.n_boot, self.seed,
+                                      stream)
+            for column, j in enumerate(missing):
+                self.store[(images, aligned.labels[j])] = values[:, column]
+        return np.stack([self.store[(images, m)] for m in aligned.labels], axis=1)

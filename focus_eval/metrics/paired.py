@@ -12,30 +12,42 @@ from __future__ import annotations
 from typing import Any, Iterator, Sequence
 
 import numpy as np
-from scipy.stats import norm
+from scipy.stats import norm, rankdata
 
 from focus_eval.metrics.core import auroc_batch
 
 MAX_CELLS = 4_000_000  # numbers in one chunk of resample weights (32 MB of float64)
 
 
+def cluster_index(clusters: Sequence[Any]) -> tuple[np.ndarray, int]:
+    """(cluster number of each row, number of clusters), clusters numbered in sorted order of their ids."""
+    _, cluster_of_row = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
+    return cluster_of_row, int(cluster_of_row.max()) + 1 if cluster_of_row.size else 0
+
+
+def resample_counts(n_clusters: int, n_boot: int, seed: int = 0, stream: int = 0,
+                    max_cells: int = MAX_CELLS, width: int | None = None) -> Iterator[np.ndarray]:
+    """Chunks (b, n_clusters) of cluster multiplicities, ``n_boot`` rows in all: each row draws ``n_clusters``
+    clusters with replacement. ``width`` (the row count of the weights they will be expanded to) sizes chunks."""
+    rows = max(1, max_cells // max(width or 0, n_clusters, 1))
+    for k, start in enumerate(range(0, max(n_boot, 0), rows)):
+        b = min(rows, n_boot - start)
+        if n_clusters == 0:
+            yield np.zeros((b, 0))
+            continue
+        rng = np.random.default_rng(np.random.SeedSequence([seed, stream, k]))
+        draws = rng.integers(0, n_clusters, size=(b, n_clusters))
+        yield np.bincount((draws + (np.arange(b) * n_clusters)[:, None]).ravel(),
+                          minlength=b * n_clusters).reshape(b, n_clusters).astype(float)
+
+
 def resample_weights(clusters: Sequence[Any], n_boot: int, seed: int = 0, stream: int = 0,
                      max_cells: int = MAX_CELLS) -> Iterator[np.ndarray]:
     """Chunks (b, n) of row multiplicities, ``n_boot`` rows in all: each row draws as many patients (clusters) as
     there are, with replacement, and keeps every image of a drawn patient."""
-    _, cluster_of_row = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
-    n, n_clusters = cluster_of_row.size, int(cluster_of_row.max()) + 1 if cluster_of_row.size else 0
-    rows = max(1, max_cells // max(n, n_clusters, 1))
-    for k, start in enumerate(range(0, max(n_boot, 0), rows)):
-        b = min(rows, n_boot - start)
-        if n_clusters == 0:
-            yield np.zeros((b, n))
-            continue
-        rng = np.random.default_rng(np.random.SeedSequence([seed, stream, k]))
-        draws = rng.integers(0, n_clusters, size=(b, n_clusters))
-        counts = np.bincount((draws + (np.arange(b) * n_clusters)[:, None]).ravel(),
-                             minlength=b * n_clusters).reshape(b, n_clusters)
-        yield counts[:, cluster_of_row].astype(float)
+    cluster_of_row, n_clusters = cluster_index(clusters)
+    for counts in resample_counts(n_clusters, n_boot, seed, stream, max_cells, width=cluster_of_row.size):
+        yield counts[:, cluster_of_row] if n_clusters else np.zeros((counts.shape[0], cluster_of_row.size))
 
 
 def auroc_replicates(y: np.ndarray, scores: np.ndarray, clusters: Sequence[Any], n_boot: int, seed: int = 0,
@@ -70,19 +82,8 @@ def rank_interval(ranks: np.ndarray, level: float = 0.95) -> tuple[int, int]:
 
 
 def _midranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks of ``x`` (along the last axis), tied values sharing the mean of their ranks."""
-    order = np.argsort(x, kind="mergesort")
-    sorted_x = x[order]
-    n = x.size
-    ranks = np.empty(n)
-    i = 0
-    while i < n:
-        j = i
-        while j < n and sorted_x[j] == sorted_x[i]:
-            j += 1
-        ranks[order[i:j]] = 0.5 * (i + j - 1) + 1
-        i = j
-    return ranks
+    """1-based ranks of ``x``, tied values sharing the mean of their ranks."""
+    return rankdata(x, method="average")
 
 
 def delong(y: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

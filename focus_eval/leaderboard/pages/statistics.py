@@ -13,6 +13,7 @@ from focus_eval.analysis.base import ReportOptions
 from focus_eval.analysis.operating_points import OperatingPoints, operating_points, operating_table
 from focus_eval.analysis.pairwise import Matrix, Pairwise, matrices, pairwise, pairwise_table
 from focus_eval.analysis.ranks import Ranking, RankRow, ranking, ranks_table
+from focus_eval.analysis.samplesets import ReplicateCache, compared_entries
 from focus_eval.analysis.recalibration import Recalibration, recalibration, recalibration_table
 from focus_eval.leaderboard.draw import charts, statcharts
 from focus_eval.leaderboard.draw.calibration import Calibration, reliability_bins
@@ -22,6 +23,8 @@ from focus_eval.results.collect import Collection
 
 MAX_DIAGRAMS = 24  # reliability pairs drawn on the recalibration page (the CSV has every row)
 MAX_LISTED = 300   # pairwise comparisons listed on the page (the CSV has every one)
+SITE_WORK = 100_000_000  # image-resamples the site's bootstrap may take before it resamples less
+MIN_SITE_BOOT = 200
 
 
 @dataclass(frozen=True)
@@ -33,9 +36,21 @@ class SiteStats:
     recalibration: Recalibration
 
 
+def site_n_boot(collection: Collection, options: ReportOptions) -> int:
+    """The report's default resamples, or fewer (never under ``MIN_SITE_BOOT``, in hundreds) when the
+    configurations' test images summed over tasks would take more than ``SITE_WORK`` image-resamples; the pages
+    and CSV notes state the number, and ``focus-eval report --n-boot N`` reproduces them."""
+    images = sum(int(e.line.n or 0) for e in compared_entries(collection, options))
+    if images * options.n_boot <= SITE_WORK:
+        return options.n_boot
+    return max(MIN_SITE_BOOT, SITE_WORK // max(images, 1) // 100 * 100)
+
+
 def site_stats(collection: Collection, include_proxy: bool, include_limited: bool) -> SiteStats:
     options = ReportOptions(include_limited=include_limited, include_proxy=include_proxy)
-    return SiteStats(options, ranking(collection, options), pairwise(collection, options),
+    options = replace(options, n_boot=site_n_boot(collection, options))
+    cache = ReplicateCache(options.n_boot, options.seed)
+    return SiteStats(options, ranking(collection, options, cache), pairwise(collection, options, cache),
                      operating_points(collection, options), recalibration(collection, options))
 
 
@@ -43,10 +58,11 @@ def with_rank_intervals(rows: Sequence, stats: SiteStats | None) -> list:
     """Main-table rows with the overall rank interval and tied-with-the-leader mark of their configuration."""
     if stats is None:
         return list(rows)
-    overall = {r.model: r for r in stats.ranking.scope("overall")}
+    overall = {False: {r.model: r for r in stats.ranking.scope("overall")},
+               True: {r.model: r for r in stats.ranking.scope("untrained:overall")}}
     out = []
     for row in rows:
-        found = overall.get(row.config.label)
+        found = overall[bool(row.untrained)].get(row.config.label)
         out.append(row if found is None else replace(row, rank_interval=(found.rank_low, found.rank_high),
                                                      tied=found.tied, leader=found.status == "leader"))
     return out
@@ -63,7 +79,7 @@ def ranks_view(site: Site) -> ViewPage | None:
         return None
     scopes = _scopes(stats.ranking.rows)
     figures = [(name, statcharts.rank_intervals(rows, f"Rank intervals: {name}"))
-               for name, rows in scopes if not name.startswith("task:")]
+               for name, rows in scopes if "task:" not in name]
     return ViewPage(name="ranks", title="Rank intervals", template="ranks.html",
                     summary="how sure the order is: 95% rank intervals and P(first) by paired patient bootstrap",
                     csv={"ranks": ranks_table(stats.ranking, stats.options.n_boot)},
@@ -79,10 +95,11 @@ def pairwise_view(site: Site) -> ViewPage | None:
     significant = [r for r in stats.pairwise.rows if r.significant]
     return ViewPage(name="pairwise", title="Pairwise", template="pairwise.html",
                     summary="AUROC differences of every pair per task: paired bootstrap, DeLong, Holm and BH",
-                    csv={"pairwise": pairwise_table(stats.pairwise)},
+                    csv={"pairwise": pairwise_table(stats.pairwise, stats.options.n_boot)},
                     context={"matrices": [(m, statcharts.win_matrix(m, f"Pairwise wins: {m.target}")) for m in found],
                              "significant": significant[:MAX_LISTED], "n_significant": len(significant),
-                             "n_rows": len(stats.pairwise.rows), "notes": stats.pairwise.notes})
+                             "n_rows": len(stats.pairwise.rows), "notes": stats.pairwise.notes,
+                             "n_boot": stats.options.n_boot})
 
 
 def operating_view(site: Site) -> ViewPage | None:
