@@ -8,6 +8,7 @@ comparisons shown: Holm's step-down (family-wise error) and Benjamini-Hochberg's
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from itertools import combinations
 
@@ -15,11 +16,11 @@ import numpy as np
 from scipy.stats import norm
 
 from focus_eval.analysis.base import ReportOptions, Table
-from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared_entries, task_streams,
-                                            with_samples)
+from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared_entries, config_label,
+                                            score_of, task_streams, with_samples)
 from focus_eval.analysis.significance import SIGNIFICANCE_Q
 from focus_eval.errors import FocusError
-from focus_eval.metrics.bootstrap import bh_qvalues, bootstrap_p, summarize
+from focus_eval.metrics.bootstrap import bh_qvalues
 from focus_eval.metrics.paired import delong, holm
 from focus_eval.results.collect import Collection, Entry
 
@@ -66,17 +67,35 @@ class Pairwise:
         return [r for r in self.rows if r.task == name]
 
 
-def _pair(aligned: Aligned, values: np.ndarray, cov: np.ndarray | None, i: int, j: int, target) -> PairRow:
-    """Configuration i against j of ``aligned``, from their replicates and DeLong's covariance."""
+def _pairs(aligned: Aligned, values: np.ndarray, cov: np.ndarray | None, pairs: list[tuple[int, int]],
+           target) -> list[PairRow]:
+    """Configurations i against j of ``aligned`` for each (i, j), from their replicates (row 0 the point
+    estimates) and DeLong's covariance, all pairs at once."""
+    i, j = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     deltas = values[:, i] - values[:, j]
-    delta, ci = summarize(deltas)
-    p_delong = None
-    if cov is not None and delta is not None:
+    rest = deltas[1:]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a pair without a defined replicate
+        low, high = np.nanpercentile(rest, [2.5, 97.5], axis=0) if len(rest) else (np.full(len(pairs), np.nan),) * 2
+    b = np.isfinite(rest).sum(axis=0)
+    p_boot = np.minimum(1.0, 2 * np.minimum((1 + (rest <= 0).sum(axis=0)) / (b + 1), (1 + (rest >= 0).sum(axis=0)) / (b + 1)))
+    p_delong = np.full(len(pairs), np.nan)
+    if cov is not None:
         variance = cov[i, i] + cov[j, j] - 2 * cov[i, j]
-        p_delong = float(2 * norm.sf(abs(delta) / np.sqrt(variance))) if variance > 1e-15 else None
-    a, b = (float(v) if np.isfinite(v) else None for v in values[0, [i, j]])
-    return PairRow(aligned.task, target, aligned.labels[i], aligned.labels[j], a, b, delta, ci,
-                   bootstrap_p(deltas[1:]) if delta is not None else None, p_delong, aligned.n, aligned.dropped)
+        ok = variance > 1e-15
+        p_delong[ok] = 2 * norm.sf(np.abs(deltas[0, ok]) / np.sqrt(variance[ok]))
+    out = []
+    for k, (a, c) in enumerate(pairs):
+        delta = _number(deltas[0, k])
+        ci = [None, None] if delta is None or not b[k] else [float(low[k]), float(high[k])]
+        out.append(PairRow(aligned.task, target, aligned.labels[a], aligned.labels[c], _number(values[0, a]),
+                           _number(values[0, c]), delta, ci, float(p_boot[k]) if delta is not None and b[k] else None,
+                           _number(p_delong[k]) if delta is not None else None, aligned.n, aligned.dropped))
+    return out
+
+
+def _number(value) -> float | None:
+    return float(value) if np.isfinite(value) else None
 
 
 def _delong_cov(aligned: Aligned) -> np.ndarray | None:
@@ -85,20 +104,38 @@ def _delong_cov(aligned: Aligned) -> np.ndarray | None:
     return delong(aligned.y, aligned.scores)[1]
 
 
+def _image_sets(rows: list[list[dict]]) -> list[list[int]]:
+    """Configurations grouped by the images (and labels) they scored: within a group every pair shares them."""
+    groups: dict[int, list[int]] = {}
+    for k, found in enumerate(rows):
+        key = hash(tuple(sorted((str(r["image_id"]), r.get("label")) for r in found if score_of(r, False) is not None)))
+        groups.setdefault(key, []).append(k)
+    return list(groups.values())
+
+
 def task_pairs(task: str, entries: list[Entry], rows: list[list[dict]], cache: ReplicateCache,
                stream: int) -> list[PairRow]:
-    """Every pair of one task's configurations. When all scored the same images the replicates and DeLong's
-    covariance are computed once for all; otherwise each pair is aligned on the images both scored."""
-    target = entries[0].line.target
-    joint = align(task, entries, rows)
-    if joint.dropped == 0:
-        values, cov = cache.replicates(joint, stream), _delong_cov(joint)
-        return [_pair(joint, values, cov, i, j, target) for i, j in combinations(range(len(entries)), 2)]
-    out = []
-    for i, j in combinations(range(len(entries)), 2):
-        aligned = align(task, [entries[i], entries[j]], [rows[i], rows[j]])
-        out.append(_pair(aligned, cache.replicates(aligned, stream), _delong_cov(aligned), 0, 1, target))
-    return out
+    """Every pair of one task's configurations, each on the images both scored. Configurations that scored the
+    same images form a group; the pairs of two groups (or within one) share one alignment, one set of replicates
+    and one DeLong covariance."""
+    target, groups, out = entries[0].line.target, _image_sets(rows), []
+    for g, first in enumerate(groups):
+        for second in groups[g:]:
+            members = first if second is first else first + second
+            aligned = align(task, [entries[k] for k in members], [rows[k] for k in members])
+            if second is first:
+                pairs = list(combinations(range(len(first)), 2))
+            else:
+                pairs = [(a, len(first) + c) for a in range(len(first)) for c in range(len(second))]
+            if pairs:
+                out += _pairs(aligned, cache.replicates(aligned, stream), _delong_cov(aligned), pairs, target)
+    order = {label: k for k, label in enumerate(config_label(e) for e in entries)}
+    for r in out:  # a before b in name order, whichever group came first
+        if order[r.model_a] > order[r.model_b]:
+            r.model_a, r.model_b, r.auroc_a, r.auroc_b = r.model_b, r.model_a, r.auroc_b, r.auroc_a
+            r.delta = None if r.delta is None else -r.delta
+            r.ci = [None, None] if None in r.ci else [-r.ci[1], -r.ci[0]]
+    return sorted(out, key=lambda r: (order[r.model_a], order[r.model_b]))
 
 
 def pairwise(collection: Collection, options: ReportOptions, cache: ReplicateCache | None = None) -> Pairwise:

@@ -67,10 +67,13 @@ class _Tasks:
             if kept:
                 self.lines[task] = {config_label(e): (e, r) for e, r in zip(kept, rows)}
         self.stream, self.cache = streams, cache
+        self.aligned: dict[tuple, Aligned] = {}
 
     def replicates(self, task: str, models: tuple[str, ...], options: ReportOptions) -> tuple[Aligned, np.ndarray]:
-        pairs = [self.lines[task][m] for m in models]
-        aligned = align(task, [e for e, _ in pairs], [r for _, r in pairs])
+        if (task, models) not in self.aligned:
+            pairs = [self.lines[task][m] for m in models]
+            self.aligned[(task, models)] = align(task, [e for e, _ in pairs], [r for _, r in pairs])
+        aligned = self.aligned[(task, models)]
         return aligned, self.cache.replicates(aligned, self.stream[task])
 
 

@@ -9,9 +9,12 @@ runs unless asked; untrained baselines are compared too, and ranked among themse
 
 from __future__ import annotations
 
+import json
+import math
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -43,27 +46,56 @@ def sample_file(entry: Entry) -> Path:
     return entry.sample_dir / f"{unit_stem(entry.line.task, entry.line.method)}{SAMPLES_SUFFIX}"
 
 
+_SHARED: list[dict[Path, dict[str, list[dict]]]] = []
+
+
+@contextmanager
+def shared_reads() -> Iterator[None]:
+    """Within the block, each sample file is read once, whichever analyses ask for its rows (a site build runs
+    all four); outside it nothing is kept."""
+    _SHARED.append({})
+    try:
+        yield
+    finally:
+        _SHARED.pop()
+
+
+def _split_rows(path: Path) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = {}
+    for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            problem = next((p for n, _, p in read_jsonl_rows(path) if n == number and p), "not valid JSON")
+            raise DataError(problem, file=str(path), row=number) from None
+        if isinstance(row, dict):
+            out.setdefault(str(row.get("split", "test")), []).append(row)
+    return out
+
+
 def read_rows(entry: Entry, split: str = "test") -> list[dict] | None:
     """The rows of one split of the line's sample file (rows without a split count as test); None without a
     file. A row that is not JSON is an error naming the file and row."""
     path = sample_file(entry)
     if "/" in entry.line.task or "/" in entry.line.method or not path.is_file():
         return None
-    rows = []
-    for number, row, problem in read_jsonl_rows(path):
-        if problem:
-            raise DataError(problem, file=str(path), row=number)
-        if isinstance(row, dict) and row.get("split", "test") == split:
-            rows.append(row)
-    return rows
+    if not _SHARED:
+        return _split_rows(path).get(split, [])
+    if path not in _SHARED[-1]:
+        _SHARED[-1][path] = _split_rows(path)
+    return _SHARED[-1][path].get(split, [])
 
 
 def score_of(row: dict, normalised: bool) -> float | None:
     """The row's usable score: none for an error row; ``score_norm`` first where asked and present."""
-    if row.get("error") is not None or row.get("label") not in (0, 1) or isinstance(row.get("label"), bool):
+    label = row.get("label")
+    if row.get("error") is not None or label.__class__ is not int or label not in (0, 1):
         return None
     value = row.get("score_norm") if normalised and row.get("score_norm") is not None else row.get("score")
-    return float(value) if isinstance(value, (int, float)) and np.isfinite(value) else None
+    kind = value.__class__
+    return float(value) if (kind is float or kind is int) and math.isfinite(value) else None
 
 
 @dataclass(frozen=True)

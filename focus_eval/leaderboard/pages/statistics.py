@@ -13,7 +13,7 @@ from focus_eval.analysis.base import ReportOptions
 from focus_eval.analysis.operating_points import OperatingPoints, operating_points, operating_table
 from focus_eval.analysis.pairwise import Matrix, Pairwise, matrices, pairwise, pairwise_table
 from focus_eval.analysis.ranks import Ranking, RankRow, ranking, ranks_table
-from focus_eval.analysis.samplesets import ReplicateCache, compared_entries
+from focus_eval.analysis.samplesets import ReplicateCache, compared_entries, shared_reads
 from focus_eval.analysis.recalibration import Recalibration, recalibration, recalibration_table
 from focus_eval.leaderboard.draw import charts, statcharts
 from focus_eval.leaderboard.draw.calibration import Calibration, reliability_bins
@@ -23,6 +23,8 @@ from focus_eval.results.collect import Collection
 
 MAX_DIAGRAMS = 24  # reliability pairs drawn on the recalibration page (the CSV has every row)
 MAX_LISTED = 300   # pairwise comparisons listed on the page (the CSV has every one)
+MAX_MATRIX = 40       # configurations a task page's pairwise matrix draws
+MAX_TASK_PAIRS = 100  # comparisons a task page lists, smallest p first (the CSV has every one)
 SITE_WORK = 100_000_000  # image-resamples the site's bootstrap may take before it resamples less
 MIN_SITE_BOOT = 200
 
@@ -50,8 +52,9 @@ def site_stats(collection: Collection, include_proxy: bool, include_limited: boo
     options = ReportOptions(include_limited=include_limited, include_proxy=include_proxy)
     options = replace(options, n_boot=site_n_boot(collection, options))
     cache = ReplicateCache(options.n_boot, options.seed)
-    return SiteStats(options, ranking(collection, options, cache), pairwise(collection, options, cache),
-                     operating_points(collection, options), recalibration(collection, options))
+    with shared_reads():
+        return SiteStats(options, ranking(collection, options, cache), pairwise(collection, options, cache),
+                         operating_points(collection, options), recalibration(collection, options))
 
 
 def with_rank_intervals(rows: Sequence, stats: SiteStats | None) -> list:
@@ -144,11 +147,12 @@ def task_statistics(site: Site, task: str) -> dict:
     """A task page's pairwise matrix and operating points (empty without sample files)."""
     stats = site.stats
     if stats is None:
-        return {"pairwise": [], "pair_matrix": None, "operating": []}
+        return {"pairwise": [], "n_pairwise": 0, "pair_matrix": None, "operating": []}
     rows = stats.pairwise.task(task)
     matrix = None
-    if rows:
+    if rows and len({m for r in rows for m in (r.model_a, r.model_b)}) <= MAX_MATRIX:
         [only] = matrices(Pairwise(rows=rows))
         matrix = statcharts.win_matrix(Matrix(task, only.models, only.wins, only.shared), f"Pairwise: {task}")
-    return {"pairwise": rows, "pair_matrix": matrix,
+    listed = sorted(rows, key=lambda r: (r.p is None, r.p or 0.0))[:MAX_TASK_PAIRS]
+    return {"pairwise": listed, "n_pairwise": len(rows), "pair_matrix": matrix,
             "operating": [r for r in stats.operating.rows if r.task == task]}
