@@ -162,11 +162,14 @@ class RankIntervals:
     inputs: tuple[str, ...] = ("results",)
 
     def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
+        if not compared_entries(collection, options):
+            raise FocusError("no binary results lines under " + ", ".join(map(str, collection.paths)))
         result = ranking(collection, options)
+        table = ranks_table(result, options.n_boot)
         if not result.rows:
-            raise FocusError("no two configurations with test samples on a shared binary task under "
-                             + ", ".join(map(str, collection.paths)))
-        return ranks_table(result, options.n_boot)
+            table.notes.append("nothing to rank: no two trained (or two untrained) configurations have test samples "
+                               "on a shared binary task")
+        return table
 
 
 ANALYSIS = RankIntervals()
