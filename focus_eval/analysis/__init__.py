@@ -1,5 +1,6 @@
 """The analyses over collected results: FunBench module attribution, the fine-tuning comparison summary, the
-paper's summary columns and the statistics the pages state. Each analysis is one module with an ``ANALYSIS``
+paper's summary columns, the statistics the pages state, and the paired statistics over sample files (rank
+intervals, pairwise AUROC differences, operating points at pre-specified thresholds, recalibration). Each analysis is one module with an ``ANALYSIS``
 object (``analysis.base.Analysis``), registered here by name and imported on first use; ``focus-eval report
 NAME`` is the one door to them, and the leaderboard draws its pages from the same objects."""
 
@@ -11,6 +12,10 @@ from focus_eval.registry import Registry
 def _builtin() -> None:
     ANALYSES.register("funbench", "focus_eval.analysis.attribution:ANALYSIS")
     ANALYSES.register("finetune", "focus_eval.analysis.deltas:ANALYSIS")
+    ANALYSES.register("ranks", "focus_eval.analysis.ranks:ANALYSIS")
+    ANALYSES.register("pairwise", "focus_eval.analysis.pairwise:ANALYSIS")
+    ANALYSES.register("operating-points", "focus_eval.analysis.operating_points:ANALYSIS")
+    ANALYSES.register("recalibration", "focus_eval.analysis.recalibration:ANALYSIS")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

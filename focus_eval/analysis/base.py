@@ -9,6 +9,7 @@ import io
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
 if TYPE_CHECKING:
@@ -93,12 +94,15 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
 
 @dataclass(frozen=True)
 class ReportOptions:
-    """The options ``focus-eval report`` passes to every analysis: whether ``--limit`` runs count, and the
-    resampling of analyses that bootstrap."""
+    """The options ``focus-eval report`` passes to every analysis: whether ``--limit`` runs count, the
+    resampling of analyses that bootstrap, whether proxy and underpowered tasks count (as the site's
+    ``--include-proxy``), and a file of screening endpoints (``operating-points``)."""
 
     include_limited: bool = False
     n_boot: int = 1000
     seed: int = 0
+    include_proxy: bool = False
+    endpoints: Path | None = None
 
 
 class Analysis(Protocol):

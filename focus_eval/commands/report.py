@@ -23,6 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", nargs="?", metavar="NAME", help="the analysis to run (listed below)")
     add_report_arguments(parser)
     parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV to FILE")
+    parser.add_argument("--endpoints", type=Path, metavar="FILE",
+                        help="operating-points: a YAML file of screening endpoints (and threshold rules) to add to "
+                             "the shipped ones (focus_eval/analysis/endpoints.yaml shows the form)")
 
 
 def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -68,7 +71,8 @@ def report(analysis, args: argparse.Namespace) -> int:
     from focus_eval.leaderboard.pages.build import with_coverage_floor
 
     collection = with_coverage_floor(collection, args.coverage_floor)
-    options = ReportOptions(include_limited=args.include_limited, n_boot=args.n_boot, seed=args.seed)
+    options = ReportOptions(include_limited=args.include_limited, n_boot=args.n_boot, seed=args.seed,
+                            endpoints=getattr(args, "endpoints", None))
     table = analysis.compute(collection, options)
     print(table.to_text())
     for path, text in ((args.json, table.to_json), (getattr(args, "csv", None), table.to_csv)):

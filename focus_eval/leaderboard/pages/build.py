@@ -23,6 +23,7 @@ from focus_eval.leaderboard.pages.maintable import main_rows
 from focus_eval.leaderboard.pages.sample_pages import make_thumbnails, sample_links
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
+from focus_eval.leaderboard.pages.statistics import site_stats, with_rank_intervals
 from focus_eval.resources import resource_dir
 from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only
 from focus_eval.results.power import COVERAGE_FLOOR, check_floor
@@ -124,6 +125,7 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
     ranked_ids = {id(e) for e in ranked}
     targets = sorted({e.line.target for e in ranked if e.line.target}, key=lambda t: catalog.order("targets", t))
     samples = load_samples(entries, read_samples=not no_samples)
+    stats = None if no_samples else site_stats(collection, include_proxy, include_limited)
     return Site(
         catalog=catalog, entries=entries, ranked=ranked, tasks=tasks,
         models=groups.models(entries, catalog, model_slugs), configs=configs,
@@ -131,9 +133,9 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
         samples=samples, compare=fine_tuning(collection.compare),
         include_proxy=include_proxy, include_limited=include_limited, model_slugs=model_slugs,
         task_slugs=task_slugs, targets=targets, runs=collection.runs, title=title, base_url=base_url,
-        main=main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)], targets,
-                       include_proxy, samples),
-        group_lines=collection.group_lines,
+        main=with_rank_intervals(main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)],
+                                           targets, include_proxy, samples), stats),
+        group_lines=collection.group_lines, stats=stats,
         sample_links={} if no_samples else sample_links(entries, task_slugs, model_slugs))
 
 

@@ -29,6 +29,10 @@ class MainRow:
     total: int
     contaminated: int
     rank: int | None = None
+    # the overall scope of the ``ranks`` analysis (pages.statistics): 95% rank interval, leader, tied with it
+    rank_interval: tuple[int, int] | None = None
+    leader: bool = False
+    tied: bool = False
 
     @property
     def untrained(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from focus_eval.analysis.deltas import FineTuning
 from focus_eval.data.readers.synth import NAMES as SYNTHETIC_DATASETS
@@ -45,6 +46,8 @@ class Site:
     # results-line key -> its per-image page (none with --no-samples); (dataset, image id) -> thumbnail path
     sample_links: dict[tuple, str] = field(default_factory=dict)
     thumbs: dict[tuple[str, str], str] = field(default_factory=dict)
+    # the paired statistics over sample files (pages.statistics.SiteStats); None when published without samples
+    stats: Any = None
 
     @property
     def synthetic(self) -> bool:

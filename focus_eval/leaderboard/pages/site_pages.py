@@ -15,6 +15,7 @@ from focus_eval.leaderboard.draw.filters import filter_options
 from focus_eval.leaderboard.pages.model_cards import model_card
 from focus_eval.leaderboard.pages.sample_pages import CELLS, sample_page
 from focus_eval.leaderboard.pages.site import Site
+from focus_eval.leaderboard.pages.statistics import task_statistics
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
 from focus_eval.results.collect import Entry
 from focus_eval.results.collect import line_provenance
@@ -41,8 +42,9 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
         primary = task.entries[0].primary_metric
         pages[path] = _render(env, task_page, common, path, "../", "tasks", task.name, task=task,
                               ranks=task_ranks(task.entries, site), filters=filter_options(task.entries, site.catalog),
-                              samples=[site.samples[e.key] for e in task.entries], primary=primary, sample_links=site.sample_links,
-                              metrics=CLASS_METRICS if primary != "auroc" else METRICS)
+                              samples=[site.samples[e.key] for e in task.entries], primary=primary,
+                              sample_links=site.sample_links, metrics=CLASS_METRICS if primary != "auroc" else METRICS,
+                              **task_statistics(site, task.name))
     pages.update(_sample_pages(env, common, site))
     model_page = env.get_template("model.html")
     for model in site.models:
