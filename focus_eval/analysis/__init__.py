@@ -11,6 +11,9 @@ from focus_eval.registry import Registry
 def _builtin() -> None:
     ANALYSES.register("funbench", "focus_eval.analysis.attribution:ANALYSIS")
     ANALYSES.register("finetune", "focus_eval.analysis.deltas:ANALYSIS")
+    for name, attr in (("domain-gap", "DOMAIN_GAP"), ("fairness-calibration", "FAIRNESS_CALIBRATION"),
+                       ("specialisation", "SPECIALISATION"), ("zero-shot-probe", "ZERO_SHOT_PROBE")):
+        ANALYSES.register(name, f"focus_eval.analysis.focus_figures:{attr}")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

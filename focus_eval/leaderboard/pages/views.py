@@ -43,7 +43,11 @@ def _builtin() -> None:
     for name, target in (("domains", "views:domains_view"), ("datasets", "views:datasets_view"),
                          ("families", "views:families_view"), ("calibration", "views:calibration_view"),
                          ("fairness", "gapviews:fairness_view"), ("robustness", "gapviews:robustness_view"),
-                         ("finetune", "finetune_page:finetune_view"), ("funbench", "funbench:funbench_view")):
+                         ("finetune", "finetune_page:finetune_view"), ("funbench", "funbench:funbench_view"),
+                         ("domain-gap", "focus_pages:domain_gap_view"),
+                         ("fairness-calibration", "focus_pages:fairness_calibration_view"),
+                         ("specialisation", "focus_pages:specialisation_view"),
+                         ("zero-shot-probe", "focus_pages:zero_shot_probe_view")):
         PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
 
