@@ -27,7 +27,7 @@ BUILTIN = {
     "synth_desktop": "synth", "synth_mobile": "synth",
     "oia_odir": "oia_odir", "deepdrid": "deepdrid", "octdl": "octdl", "oct2017": "oct2017",
     "idrid_seg": "idrid_seg", "idrid_loc": "idrid_loc", "ddr": "ddr", "retinal_lesions": "retinal_lesions",
-    "mmc_amd": "mmc_amd", "octid": "octid", "neh": "neh",
+    "mmc_amd": "mmc_amd", "octid": "octid", "neh": "neh", "retouch": "retouch",
 }
 SYNTHETIC_DATASETS = ("synth_desktop", "synth_mobile")
 REAL_DATASETS = tuple(name for name in BUILTIN if name not in SYNTHETIC_DATASETS)
