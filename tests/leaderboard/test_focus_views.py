@@ -43,6 +43,7 @@ def test_page_has_figure_and_csv_equal_to_report(built, name, tmp_path, capsys):
     root, report = built
     html = (report.out_dir / f"{name}.html").read_text(encoding="utf-8")
     assert "<svg" in html and f'href="data/{name}.csv"' in html
+    assert data.HOSTILE not in html  # model names from files are escaped
     assert f'href="{name}.html"' in (report.out_dir / "index.html").read_text(encoding="utf-8")
     out = tmp_path / "report.csv"
     assert main(["report", name, str(root), "--csv", str(out)]) == 0
