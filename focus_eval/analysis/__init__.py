@@ -16,6 +16,9 @@ def _builtin() -> None:
     ANALYSES.register("pairwise", "focus_eval.analysis.pairwise:ANALYSIS")
     ANALYSES.register("operating-points", "focus_eval.analysis.operating_points:ANALYSIS")
     ANALYSES.register("recalibration", "focus_eval.analysis.recalibration:ANALYSIS")
+    for name, attr in (("domain-gap", "DOMAIN_GAP"), ("fairness-calibration", "FAIRNESS_CALIBRATION"),
+                       ("specialisation", "SPECIALISATION"), ("zero-shot-probe", "ZERO_SHOT_PROBE")):
+        ANALYSES.register(name, f"focus_eval.analysis.focus_figures:{attr}")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

@@ -83,12 +83,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def selected_names(names: list[str], root: Path) -> list[str]:
-    """The named datasets, or every registry dataset whose folder exists under ``root``."""
+    """The named datasets, or every registry dataset whose folder exists under ``root`` (a pooled dataset such
+    as ``funbench_pool`` only when named: it is made of the others)."""
     if names:
         return [registry.check_name(n) for n in names]
     if not root.is_dir():
         raise FocusError(f"data root not found: {root}")
-    found = [n for n in registry.dataset_names() if registry.dataset_present(root, n)]
+    found = [n for n in registry.dataset_names()
+             if n not in registry.POOLED_DATASETS and registry.dataset_present(root, n)]
     if not found:
         raise FocusError(f"no dataset folders under {root}; expected one or more of "
                          f"{', '.join(n + '/' for n in registry.dataset_names())}")

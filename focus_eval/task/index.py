@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from focus_eval.data.registry import REAL_DATASETS
+from focus_eval.data.registry import POOLED_DATASETS, REAL_DATASETS
 from focus_eval.errors import FocusError
 from focus_eval.task import config as task_config
 from focus_eval.task.factory import Group, build_group, build_task
@@ -150,7 +150,7 @@ class TaskIndex:
             # benchmark datasets only, unless the pattern spells out synth or a user dataset's name; FunBench
             # tasks only for a pattern that says funbench (so *_brset stays the yes/no suite)
             names = [n for n in fnmatch.filter(self.names, item) if (SYNTHETIC_WORD in item
-                     or self._tasks[n].dataset in REAL_DATASETS or self._tasks[n].dataset in item)
+                     or self._tasks[n].dataset in REAL_DATASETS + POOLED_DATASETS or self._tasks[n].dataset in item)
                      and (FUNBENCH_WORD in item or not n.startswith(FUNBENCH_WORD + "_"))]
             if not names:
                 raise FocusError(f"task pattern {item!r} matches no task{self._suggest(item.strip('*?[]'))}")

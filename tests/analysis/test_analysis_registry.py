@@ -25,10 +25,12 @@ PACKAGE = Path(focus_eval.__file__).resolve().parent
 
 def test_analyses_are_registered_by_name_and_imported_on_first_use():
     code = ("import sys; from focus_eval.analysis import ANALYSES; names = ANALYSES.names(); "
-            "print(names, [m for m in ('focus_eval.analysis.attribution', 'focus_eval.analysis.deltas') "
+            "print(names, [m for m in ('focus_eval.analysis.attribution', 'focus_eval.analysis.deltas', "
+            "'focus_eval.analysis.focus_figures') "
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['funbench', 'finetune', 'ranks', 'pairwise', 'operating-points', 'recalibration'] []"
+    assert out.strip() == ("['funbench', 'finetune', 'ranks', 'pairwise', 'operating-points', 'recalibration', "
+                           "'domain-gap', 'fairness-calibration', 'specialisation', 'zero-shot-probe'] []")
     for name in ("funbench", "finetune"):
         analysis = ANALYSES.get(name)
         assert analysis.name == name and analysis.summary and "\n" not in analysis.summary

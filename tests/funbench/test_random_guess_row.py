@@ -61,3 +61,36 @@ def test_random_guess_row_matches_the_paper_or_the_gap_is_documented(guesses):
 def test_l1b_is_the_papers_value_only_where_a_task_holds_several_modalities(guesses):
     # the three retinal modalities in every question: 1/4 sensitivity, 3/4 specificity per true class
     assert guesses["l1b"] == pytest.approx(2 * 0.25 * 0.75)
+
+
+@pytest.mark.parametrize("n_pos, expected", [(1, 1 / 3), (2, 5 / 12)])
+def test_a_random_run_on_few_positives_scores_below_the_exact_guess(n_pos, expected):
+    """docs/COMPARABILITY.md explains the paper's L3a (0.468 < 0.5) as the expected F1 of a random run: worked out
+    here by enumerating every run of a yes/no guesser over n_pos positives, the negatives held at their expected
+    specificity 1/2 (a large negative set), with FunBench's F1 of this package."""
+    from itertools import product
+    from math import prod
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from focus_eval.metrics.classes import funbench_f1_batch, random_guess
+
+    n_neg = 1000
+    y = np.zeros((n_pos + n_neg, 2))
+    y[:n_pos, 1], y[n_pos:, 0] = 1, 1
+    total = 0.0
+    for answers in product((0, 1), repeat=n_pos):  # each positive answered "yes" (1) or "no" (0), chance 1/2 each
+        pred = np.zeros_like(y)
+        pred[:n_pos, 1], pred[:n_pos, 0] = answers, [1 - a for a in answers]
+        pred[n_pos:, 0], pred[n_pos + n_neg // 2:, 0] = 1, 0
+        pred[n_pos + n_neg // 2:, 1] = 1
+        total += prod([0.5] * n_pos) * float(funbench_f1_batch(y, pred, np.ones((1, len(y))))[0])
+    # the positive class gives 2 s (1/2) / (s + 1/2) for sensitivity s; the negative class about 1/2 on average
+    positive = sum(prod([0.5] * n_pos) * (2 * (sum(a) / n_pos) * 0.5 / (sum(a) / n_pos + 0.5))
+                   for a in product((0, 1), repeat=n_pos))
+    assert positive == pytest.approx(expected)
+    assert total < 0.5 - 0.04  # a run scores well below the exact guess, which stays at 0.5
+    exact = random_guess(SimpleNamespace(y=y, options=np.ones_like(y), error=np.zeros(len(y), dtype=bool),
+                                         multilabel=False))
+    assert exact["funbench_f1"] == pytest.approx(0.5)

@@ -417,3 +417,13 @@ def line(model="m", task="dr_a", dataset="a", target="dr", family="vm", method="
     row.update(keys)
     row["metrics"] = {**row["metrics"], **metrics}
     return row
+
+
+# Models for the FOCUS views (general vs medical at one scale, a trained dual encoder with both methods): written
+# beside MODELS by the tests of those views only.
+FOCUS_MODELS = (
+    ModelSpec("gemma3-27b", "gemma3-27b", "mllm", "general", False, ("prompt",), 0.8),
+    ModelSpec("medgemma-27b", "medgemma-27b", "mllm", "medical", False, ("prompt",), 1.2),
+    ModelSpec("medgemma-4b", "medgemma-4b", "mllm", "medical", False, ("prompt",), 1.0),  # no gemma3-4b: no 4B row
+    ModelSpec("clip-vit-b32", "clip-vit-b32", "vlm", "general", False, ("zero_shot", "linear_probe"), 0.9),
+)

@@ -42,6 +42,8 @@ SHIPPED |= {"funbench_l1a_modality_octid", "funbench_l1b_modality_octid", "funbe
             "funbench_l4b_conditions_octid"}
 SHIPPED |= {"funbench_l1a_modality_neh", "funbench_l1b_modality_neh", "funbench_l4a_normal_abnormal_neh",
             "funbench_l4b_conditions_neh"}
+SHIPPED |= {f"funbench_l3{c}_{lesion}_retouch" for c in "acd" for lesion in ("irf", "srf", "ped")}
+POOLED = {"funbench_l1b_modality_funbench_pool"}  # its own group, funbench_l1b_pooled, beside the per-dataset L1b
 SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synth_desktop",
          "funbench_l4a_normal_abnormal_synth_desktop", "funbench_l4b_conditions_synth_desktop",
          "funbench_l4c_dr_grading_synth_desktop"}
@@ -52,8 +54,9 @@ record = partial(image_record, "brset")
 
 def test_shipped_funbench_tasks_and_groups(index):
     funbench = {t.name for t in index.tasks() if t.name.startswith("funbench_")}
-    assert funbench == SHIPPED | SYNTH
+    assert funbench == SHIPPED | SYNTH | POOLED
     groups = index.groups
+    assert set(groups["funbench_l1b_pooled"].tasks) == POOLED
     single = {t for t in SHIPPED if t.startswith("funbench_l1b_") and not t.endswith(("_deepdrid", "_mmc_amd"))}
     assert set(groups["funbench"].tasks) == SHIPPED - single
     assert set(groups["funbench_l1b_single_modality"].tasks) == single and len(single) == 10

@@ -11,6 +11,7 @@ import jinja2
 from focus_eval.analysis.significance import competition_ranks
 from focus_eval.analysis.summary import included
 from focus_eval.leaderboard.draw import charts
+from focus_eval.leaderboard.draw.card import card_html
 from focus_eval.leaderboard.draw.filters import filter_options
 from focus_eval.leaderboard.pages.model_cards import model_card
 from focus_eval.leaderboard.pages.sample_pages import CELLS, sample_page
@@ -31,6 +32,8 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
     common = {"nav": nav, "site": site}
     pages = {"index.html": _render(env, "index.html", common, "index.html", "", "overview", site.title,
                                    **overview_context(site, views))}
+    pages["benchmark-card.html"] = _render(env, "benchmark_card.html", common, "benchmark-card.html", "",
+                                           "benchmark-card", "Benchmark card", card=card_html())
     data = {}
     for view in views:
         pages[f"{view.name}.html"] = _render(env, view.template, common, f"{view.name}.html", "", view.name,

@@ -46,7 +46,11 @@ def _builtin() -> None:
                          ("finetune", "finetune_page:finetune_view"), ("funbench", "funbench:funbench_view"),
                          ("ranks", "statistics:ranks_view"), ("pairwise", "statistics:pairwise_view"),
                          ("operating-points", "statistics:operating_view"),
-                         ("recalibration", "statistics:recalibration_view")):
+                         ("recalibration", "statistics:recalibration_view"),
+                         ("domain-gap", "focus_pages:domain_gap_view"),
+                         ("fairness-calibration", "focus_pages:fairness_calibration_view"),
+                         ("specialisation", "focus_pages:specialisation_view"),
+                         ("zero-shot-probe", "focus_pages:zero_shot_probe_view")):
         PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
 

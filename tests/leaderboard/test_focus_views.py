@@ -1,0 +1,109 @@
+"""The FOCUS Table 4 and Figs. 3, 5 and 24 pages: each page exists with its figure, its CSV equals what
+``focus-eval report NAME --csv`` writes, and its numbers equal those worked out here from the raw results lines
+(a difference of means, a Pearson r, a paired mean)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections import defaultdict
+from statistics import fmean
+
+import numpy as np
+import pytest
+
+from focus_eval.cli import main
+from focus_eval.leaderboard import build_site
+from helpers import leaderboard_data as data
+
+VIEWS = ("domain-gap", "fairness-calibration", "specialisation", "zero-shot-probe")
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = data.write_results(tmp_path_factory.mktemp("focus") / "results", models=data.MODELS + data.FOCUS_MODELS)
+    return root, build_site([root], root.parent / "site")
+
+
+def raw_lines(root) -> list[dict]:
+    """The lines that enter the views, read straight from the files: trained, no proxy or underpowered task."""
+    rows = [json.loads(t) for p in sorted(root.glob("*/results.jsonl")) for t in p.read_text().splitlines()]
+    return [r for r in rows if not r["untrained"] and not r["proxy"] and not r["underpowered"]
+            and r["metrics"]["auroc"] is not None]
+
+
+def site_rows(report, name: str) -> list[dict]:
+    with open(report.out_dir / "data" / f"{name}.csv", newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_page_has_figure_and_csv_equal_to_report(built, name, tmp_path, capsys):
+    root, report = built
+    html = (report.out_dir / f"{name}.html").read_text(encoding="utf-8")
+    assert "<svg" in html and f'href="data/{name}.csv"' in html
+    assert data.HOSTILE not in html  # model names from files are escaped
+    assert f'href="{name}.html"' in (report.out_dir / "index.html").read_text(encoding="utf-8")
+    out = tmp_path / "report.csv"
+    assert main(["report", name, str(root), "--csv", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == (report.out_dir / "data" / f"{name}.csv").read_text(encoding="utf-8")
+    printed = capsys.readouterr().out
+    assert printed.strip()  # the table is printed too
+
+
+def test_domain_gap_is_general_minus_ophthalmic_with_origin(built):
+    root, report = built
+    by = defaultdict(lambda: defaultdict(list))
+    for r in raw_lines(root):
+        by[r["dataset"]][r["domain"]].append(r["metrics"]["auroc"])
+    rows = {r["dataset"]: r for r in site_rows(report, "domain-gap")}
+    assert set(rows) == set(by)
+    idrid = rows["idrid"]
+    expected = fmean(by["idrid"]["general"]) - fmean(by["idrid"]["ophthalmic"])
+    assert float(idrid["difference"]) == pytest.approx(expected)
+    assert (idrid["country"], idrid["device"]) == ("India", "Kowa VX-10\u03b1")
+    assert rows["synth_desktop"]["country"] == ""  # a dataset without a documented origin: no guess
+
+
+def test_fairness_calibration_pearson_r_per_family(built):
+    root, report = built
+    vlm = [r for r in raw_lines(root) if r["family"] == "vlm"]
+    pairs = [(r["metrics"]["ece"], r["metrics"]["auroc"]) for r in vlm]
+    expected = float(np.corrcoef(*zip(*pairs))[0, 1])
+    row = next(r for r in site_rows(report, "fairness-calibration") if r["family"] == "vlm" and r["x"] == "ece")
+    assert int(row["n_lines"]) == len(pairs) and float(row["pearson_r"]) == pytest.approx(expected)
+    sex = [(r["fairness"]["sex"]["eo_gap"], r["metrics"]["auroc"]) for r in raw_lines(root)
+           if r["family"] == "vm" and r["fairness"]["sex"]["eo_gap"] is not None]
+    row = next(r for r in site_rows(report, "fairness-calibration") if r["family"] == "vm" and r["x"] == "eo_gap_sex")
+    assert float(row["pearson_r"]) == pytest.approx(float(np.corrcoef(*zip(*sex))[0, 1]))
+
+
+def test_specialisation_pairs_only_where_both_members_have_results(built):
+    root, report = built
+    rows = site_rows(report, "specialisation")
+    assert [(r["scale"], r["general_model"], r["specialised_model"]) for r in rows] == [
+        ("27B", "gemma3-27b", "medgemma-27b")]  # no gemma3-4b results: no 4B row
+    lines = raw_lines(root)
+    general = {r["task"]: r["metrics"]["auroc"] for r in lines if r["model"] == "gemma3-27b"}
+    special = {r["task"]: r["metrics"]["auroc"] for r in lines if r["model"] == "medgemma-27b"}
+    common = sorted(set(general) & set(special))
+    assert int(rows[0]["n_tasks"]) == len(common)
+    assert float(rows[0]["difference"]) == pytest.approx(fmean(special[t] - general[t] for t in common))
+
+
+def test_zero_shot_probe_rows_per_dual_encoder_and_task(built):
+    root, report = built
+    by = defaultdict(dict)
+    for r in raw_lines(root):
+        if r["family"] == "vlm":
+            by[(r["model"], r["task"])][r["method"]] = r["metrics"]["auroc"]
+    expected = {k: v for k, v in by.items() if len(v) == 2}
+    rows = site_rows(report, "zero-shot-probe")
+    assert {(r["model"], r["task"]) for r in rows} == set(expected)
+    for r in rows:
+        both = expected[(r["model"], r["task"])]
+        assert float(r["zero_shot_auroc"]) == pytest.approx(both["zero_shot"])
+        assert float(r["difference"]) == pytest.approx(both["linear_probe"] - both["zero_shot"])
+    html = (report.out_dir / "zero-shot-probe.html").read_text(encoding="utf-8")
+    assert 'class="diagonal"' in html
