@@ -13,7 +13,7 @@ B counts the resamples in which the delta is defined.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -117,21 +117,31 @@ def bootstrap_p(deltas: np.ndarray) -> float | None:
     return float(min(1.0, 2.0 * min(low, high)))
 
 
-def bh_qvalues(pvalues: Sequence[float | None]) -> list[float | None]:
-    """Benjamini-Hochberg q-values: sort ascending, p * m / rank, running minimum from the largest rank
-    down, clipped to [0, 1]. None entries stay None and do not count in m."""
+def adjusted_pvalues(pvalues: Sequence[float | None], adjust: Callable[[np.ndarray], np.ndarray]
+                     ) -> list[float | None]:
+    """``adjust`` (ascending p-values -> their adjusted values, in the same order) applied to the finite
+    entries of ``pvalues``, each put back in its place; None and non-finite entries stay None and do not count
+    in the number of comparisons."""
     present = [i for i, p in enumerate(pvalues) if p is not None and np.isfinite(p)]
     out: list[float | None] = [None] * len(pvalues)
     if not present:
         return out
     p = np.array([pvalues[i] for i in present], dtype=float)
     order = np.argsort(p, kind="mergesort")
-    m = p.size
-    scaled = p[order] * m / np.arange(1, m + 1)
-    q_sorted = np.clip(np.minimum.accumulate(scaled[::-1])[::-1], 0.0, 1.0)
+    adjusted = adjust(p[order])
     for rank, index in enumerate(order):
-        out[present[index]] = float(q_sorted[rank])
+        out[present[index]] = float(adjusted[rank])
     return out
+
+
+def bh_qvalues(pvalues: Sequence[float | None]) -> list[float | None]:
+    """Benjamini-Hochberg q-values: sort ascending, p * m / rank, running minimum from the largest rank
+    down, clipped to [0, 1]. None entries stay None and do not count in m."""
+    def adjust(p: np.ndarray) -> np.ndarray:
+        scaled = p * p.size / np.arange(1, p.size + 1)
+        return np.clip(np.minimum.accumulate(scaled[::-1])[::-1], 0.0, 1.0)
+
+    return adjusted_pvalues(pvalues, adjust)
 
 
 def paired_delta(base: SampleArrays, tuned: SampleArrays, metric: str, n_boot: int = DEFAULT_N_BOOT,

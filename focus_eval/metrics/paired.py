@@ -14,6 +14,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 from scipy.stats import norm, rankdata
 
+from focus_eval.metrics.bootstrap import adjusted_pvalues
 from focus_eval.metrics.core import auroc_batch
 
 MAX_CELLS = 4_000_000  # numbers in one chunk of resample weights (32 MB of float64)
@@ -123,14 +124,7 @@ def delong_test(y: np.ndarray, a: np.ndarray, b: np.ndarray) -> tuple[float, flo
 def holm(pvalues: Sequence[float | None]) -> list[float | None]:
     """Holm's step-down adjusted p-values: sort ascending, p * (m - rank + 1), running maximum, clipped at 1.
     None entries stay None and do not count in m."""
-    present = [i for i, p in enumerate(pvalues) if p is not None and np.isfinite(p)]
-    out: list[float | None] = [None] * len(pvalues)
-    if not present:
-        return out
-    p = np.array([pvalues[i] for i in present], dtype=float)
-    order = np.argsort(p, kind="mergesort")
-    m = p.size
-    adjusted = np.minimum(np.maximum.accumulate(p[order] * (m - np.arange(m))), 1.0)
-    for rank, index in enumerate(order):
-        out[present[index]] = float(adjusted[rank])
-    return out
+    def adjust(p: np.ndarray) -> np.ndarray:
+        return np.minimum(np.maximum.accumulate(p * (p.size - np.arange(p.size))), 1.0)
+
+    return adjusted_pvalues(pvalues, adjust)

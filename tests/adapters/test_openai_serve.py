@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from helpers.images import noise_images
+from helpers.processes import stop
 
 from focus_eval.adapters.openai_chat import Endpoint, FailedAnswers, RequestFailed, RetryPolicy, retry_after_seconds
 from focus_eval.errors import FocusError
@@ -50,12 +51,7 @@ def served(tmp_path_factory):
             pytest.fail(f"serve did not start: {line!r} {log.read_text()[-2000:]}")
         yield line.strip().rsplit(" at ", 1)[1]
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         proc.stdout.close()
 
 

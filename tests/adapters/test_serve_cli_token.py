@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from helpers.processes import stop
+
 pytestmark = pytest.mark.slow
 
 SERVED = "tiny-medgemma"
@@ -33,12 +35,7 @@ def served_with_token(tmp_path_factory):
             pytest.fail(f"serve did not start: {line!r} {err.read_text()[-2000:]}")
         yield line.strip().rsplit(" at ", 1)[1], proc, (line, err)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
         rest = proc.stdout.read()
         proc.stdout.close()
         assert TOKEN not in rest

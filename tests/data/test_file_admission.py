@@ -5,10 +5,8 @@ entering a load once (a symlink or a ``..`` in a manifest path is the same file)
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +22,7 @@ from focus_eval.data.manifests import register_manifests
 from focus_eval.data.registry import load_dataset
 from focus_eval.errors import DataError
 from focus_eval.synth import raw_brset, raw_jsiec
+from helpers.processes import deadline
 from helpers.open_fixtures import clean_cards, manifest_rows, write_clinic  # noqa: F401
 
 REPO = Path(__file__).resolve().parents[2]
@@ -34,18 +33,6 @@ def blank(labels: dict) -> Image.Image:
     return Image.new("RGB", (64, 64), (140, 70, 35))
 
 
-@contextlib.contextmanager
-def deadline(seconds: int):
-    """Fail (instead of hanging the suite) when the block blocks longer than ``seconds``."""
-    def expire(signum, frame):
-        raise TimeoutError(f"blocked for more than {seconds} s (opened a named pipe?)")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def brset_root(tmp_path: Path) -> Path:
@@ -93,7 +80,8 @@ def test_a_manifest_or_card_that_is_a_named_pipe_is_refused(what, tmp_path):
     clinic = write_clinic(tmp_path / "clinic")
     target = as_fifo(clinic / ("manifest.csv" if what == "manifest" else "dataset.yaml"))
     label = "manifest" if what == "manifest" else "dataset card"
-    with deadline(20), pytest.raises(DataError, match=f"{target}: the {label} is a named pipe"):
+    with deadline(20, "opening a named pipe"), \
+            pytest.raises(DataError, match=f"{target}: the {label} is a named pipe"):
         register_manifests(None, [f"clinic={clinic}"])
         load_dataset("clinic", tmp_path)
 
@@ -115,7 +103,7 @@ def test_images_that_are_no_regular_file_are_named_and_left_out(tmp_path):
     sock.bind(str(short / "s"))
     os.rename(short / "s", images / "img00003.jpg.png")
     try:
-        with deadline(20):
+        with deadline(20, "opening a socket"):
             load = load_dataset("brset", root)
     finally:
         sock.close()
@@ -189,7 +177,7 @@ def test_a_manifest_image_that_is_a_symlink_loop_or_pipe_is_a_reported_skip(tmp_
     loop.symlink_to(loop)
     as_fifo(clinic / rows[1]["image"])
     register_manifests(None, [f"clinic={clinic}"])
-    with deadline(20):
+    with deadline(20, "opening a named pipe"):
         load = load_dataset("clinic", tmp_path)
     reasons = {s.image_id: s.reason for s in load.skipped}
     assert reasons[rows[0]["image"][:-4]] == f"image file {loop} is a symbolic link loop"

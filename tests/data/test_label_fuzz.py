@@ -4,9 +4,7 @@ file (and the row where there is one): never another exception, never a hang."""
 
 from __future__ import annotations
 
-import contextlib
 import json
-import signal
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from focus_eval.data.registry import load_dataset
 from focus_eval.data.tables import read_csv_rows
 from focus_eval.errors import DataError, FocusError
 from focus_eval.synth import raw_brset
+from helpers.processes import deadline
 from helpers.open_fixtures import CARD, clean_cards, manifest_rows, write_clinic  # noqa: F401
 
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -28,17 +27,6 @@ BRSET_COLUMNS = ["image_id", "patient_id", "patient_age", "patient_sex", "diabet
 MANIFEST_COLUMNS = ["image", "patient", "dr_grade", "glaucoma", "age", "sex", "eye", "diabetic"]
 
 
-@contextlib.contextmanager
-def deadline(seconds: int = 20):
-    def expire(signum, frame):
-        raise TimeoutError(f"a loader blocked for more than {seconds} s")
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def cells(columns: list[str]) -> st.SearchStrategy[str]:
@@ -79,7 +67,7 @@ def jsonl_texts() -> st.SearchStrategy[bytes]:
 
 def assert_loads_or_names(path: Path, load) -> None:
     try:
-        with deadline():
+        with deadline(what="a loader"):
             load()
     except DataError as exc:
         assert str(path) in str(exc) or (exc.file and str(path) in exc.file), exc

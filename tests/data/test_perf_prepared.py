@@ -1,7 +1,6 @@
 """Prepared copies for every path: ``datasets prepare`` writes each size the presets decode at, evaluation runs of
 every method and ``sft`` read the copies (as they are: no second crop, no resize) and no raw image file."""
 
-import json
 import os
 import shutil
 
@@ -12,20 +11,8 @@ from PIL import Image
 from focus_eval.cli import main
 from focus_eval.data.prepare import prepared_dir
 from focus_eval.results.schema import read_jsonl
+from helpers.prepared import zero_raw_images
 
-
-def zero_raw_images(root, dataset: str) -> None:
-    """Zero every raw image of ``dataset`` (decoding one then fails) and record the zeroed bytes' digest in the
-    prepared copies' stamps, so that the copies still count as made from their sources: only they are readable."""
-    from focus_eval.data.content import bytes_digest
-
-    for image in (root / dataset / "images").glob("*.jpg"):
-        image.write_bytes(b"\0" * image.stat().st_size)
-    for sources in (root / ".prepared").glob(f"*/{dataset}/*/sources.json"):
-        stamps = json.loads(sources.read_text())
-        for relpath, stamp in stamps.items():
-            stamp["digest"] = bytes_digest((root / dataset / relpath).read_bytes())
-        sources.write_text(json.dumps(stamps))
 
 MODELS = "tiny-medgemma,tiny-clip"  # a multimodal LLM (prompt) and a vision-language encoder (zero_shot, probe)
 

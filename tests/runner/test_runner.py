@@ -10,10 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers.records import synthetic_root
 
 from focus_eval.cli import main
 from focus_eval.results.schema import OPTIONAL_RESULT_KEYS, RESULT_KEYS, SAMPLE_KEYS, read_jsonl, validate_result_dict
+from helpers.prepared import zero_raw_images
+from helpers.records import synthetic_root
 
 TASKS = "dr_synth_desktop,glaucoma_synth_desktop,dr_synth_mobile"
 
@@ -21,20 +22,6 @@ TASKS = "dr_synth_desktop,glaucoma_synth_desktop,dr_synth_mobile"
 @pytest.fixture(scope="module")
 def data_root(tmp_path_factory):
     return synthetic_root(tmp_path_factory, "data", n=80, seed=3)
-
-
-def zero_raw_images(root: Path, dataset: str) -> None:
-    """Zero every raw image of ``dataset`` (decoding one then fails) and record the zeroed bytes' digest in the
-    prepared copies' stamps, so that the copies still count as made from their sources: only they are readable."""
-    from focus_eval.data.content import bytes_digest
-
-    for image in (root / dataset / "images").glob("*.jpg"):
-        image.write_bytes(b"\0" * image.stat().st_size)
-    for sources in (root / ".prepared").glob(f"*/{dataset}/*/sources.json"):
-        stamps = json.loads(sources.read_text())
-        for relpath, stamp in stamps.items():
-            stamp["digest"] = bytes_digest((root / dataset / relpath).read_bytes())
-        sources.write_text(json.dumps(stamps))
 
 
 def run_cli(*args) -> int:
