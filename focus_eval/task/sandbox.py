@@ -221,11 +221,19 @@ def _sized(value: Any) -> Any:
     return value
 
 
+# growing filters that write a value that is not a string out before they work on it
+_STRINGIFYING = frozenset({"replace", "indent", "format"})
+
+
 def _growth(name: str, subject: Any, args: tuple, kwargs: dict) -> int | None:
     """The size of what a string-growing filter or method will build, worked out before it runs; None for
-    operations that cannot build much more than their inputs."""
+    operations that cannot build much more than their inputs. The filters among these write a value that is no
+    string out first (``[x] * 300 | replace(...)`` replaces in the list's text), so that text is what grows; it
+    was checked by ``_sized`` before, so writing it out here is cheap."""
     if not isinstance(subject, str):
-        return None
+        if name not in _STRINGIFYING:
+            return None
+        subject = str(subject)
     if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
         old, new = args[0], args[1]
         count = len(subject) + 1 if old == "" else subject.count(old)

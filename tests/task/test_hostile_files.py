@@ -125,3 +125,17 @@ def test_any_chain_of_growing_operations_stays_bounded(steps):
     finally:
         tracemalloc.stop()
     assert peak < 24e6, source
+
+
+def test_a_growing_filter_on_a_list_is_checked_on_the_lists_text():
+    """``replace`` and ``indent`` write a list out before they work on it: the growth is that text's."""
+    tracemalloc.start()
+    try:
+        for source in ("{% set x = ['a' * 100] * 342 %}{{ x|replace('a', 'b' * 691) }}",
+                       "{% set x = ['\\n' * 50] * 300 %}{{ x|indent(16000) }}"):
+            with pytest.raises(RenderLimit, match="would build"):
+                render(source)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 4e6
