@@ -235,3 +235,28 @@ def test_permission_errors_are_one_line(kind, tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == (["out.csv"] if kind == "EPERM" else [])
     if kind == "EPERM":
         assert output.read_text() == "another user's file\n"
+
+
+# --- secrets never reach the console through the error boundary ---------------------------------------------------
+@pytest.mark.parametrize("error", ["focus", "os"])
+def test_a_registered_secret_inside_an_error_is_masked_on_the_console(monkeypatch, capsys, error):
+    from focus_eval.commands import models
+    from focus_eval.errors import FocusError
+    from focus_eval.redact import forget_secret, register_secret
+
+    key = "sk-boundary-7f3e9a1c0ffee42"
+    register_secret(key)
+
+    def fail(args):
+        if error == "focus":
+            raise FocusError(f"the endpoint answered 401: invalid key {key}")
+        raise PermissionError(errno.EACCES, "Permission denied", f"/tmp/{key}/out.json")
+
+    monkeypatch.setattr(models, "run", fail)
+    try:
+        status = main(["models"])
+    finally:
+        forget_secret(key)
+    captured = capsys.readouterr()
+    assert status == (2 if error == "focus" else 1)
+    assert key not in captured.err + captured.out and "***" in captured.err
