@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -110,6 +111,31 @@ class NoAliasLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here: write the value "
                                               "out in full", mark)
         return super().compose_node(parent, index)
+
+
+class UserFileError(yaml.YAMLError):
+    """A YAML or JSON file a user hands in that is no small UTF-8 text file (its message says why)."""
+
+
+def read_user_text(path: str | os.PathLike) -> str:
+    """The text of a YAML or JSON file a user hands in: a regular file (opening a named pipe would block), of at
+    most MAX_YAML_BYTES, in UTF-8. A file system error is an OSError; anything else a UserFileError."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise UserFileError("not a regular file (a named pipe, socket, device or folder); give the file itself")
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_YAML_BYTES + 1)
+    if len(data) > MAX_YAML_BYTES:
+        raise UserFileError(f"larger than {MAX_YAML_BYTES} bytes; a file of settings here is a few kilobytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UserFileError(f"not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+
+
+def load_yaml_file(path: str | os.PathLike) -> Any:
+    """``load_yaml`` of a file a user hands in (``read_user_text``): errors are OSError or yaml.YAMLError."""
+    return load_yaml(read_user_text(path))
 
 
 def load_yaml(text: str) -> Any:

@@ -14,7 +14,7 @@ import yaml
 
 from focus_eval.digests import json_digest
 from focus_eval.errors import FocusError
-from focus_eval.files import load_yaml
+from focus_eval.files import load_yaml, load_yaml_file
 from focus_eval.registry import Registry, entry_point_folders, suggest
 from focus_eval.resources import resource_dir
 
@@ -158,7 +158,7 @@ def parse_model_args(text: str | None) -> dict[str, Any]:
 def read_preset_file(path: Path) -> dict[str, Any]:
     """The raw mapping of one preset file; a missing file, bad YAML or an unknown key names the file."""
     try:
-        raw = load_yaml(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml_file(path) or {}
     except OSError as exc:
         raise FocusError(f"model preset file {path}: cannot read ({exc.strerror})") from None
     except yaml.YAMLError as exc:

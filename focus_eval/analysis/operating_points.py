@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
 from focus_eval.analysis.base import ReportOptions, Table
 from focus_eval.analysis.samplesets import (NORMALISED_SCORE_METHODS, compared_entries, config_label, read_rows,
                                             score_of)
 from focus_eval.errors import FocusError
-from focus_eval.files import load_yaml
+from focus_eval.files import load_yaml_file
 from focus_eval.metrics.bootstrap import percentile_ci
 from focus_eval.metrics.operating import Rule, choose_threshold, rates_batch
 from focus_eval.metrics.paired import resample_weights
@@ -87,7 +88,10 @@ def _endpoint(item: Any, where: str) -> Endpoint:
 def load_settings(extra: Path | None = None) -> Settings:
     """The shipped rules and endpoints, with a user file's endpoints added and its rules, if any, instead."""
     def read(path: Path) -> dict:
-        data = load_yaml(path.read_text(encoding="utf-8")) or {}
+        try:
+            data = load_yaml_file(path) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise FocusError(f"{path}: cannot read the endpoints file: {exc}") from None
         if not isinstance(data, dict) or set(data) - {"rules", "endpoints"}:
             raise FocusError(f"{path}: an endpoints file has `rules` and/or `endpoints`")
         return data

@@ -66,12 +66,16 @@ def read_config(path: Path) -> tuple[Any, str]:
     """A --config file's mapping (a run manifest's ``options``) and the name its errors give."""
     import yaml
 
+    from focus_eval.files import load_yaml, read_user_text
+
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = read_user_text(path)
     except OSError as exc:
         raise FocusError(f"--config {path}: cannot read it: {exc.strerror or exc}") from None
+    except yaml.YAMLError as exc:
+        raise FocusError(f"--config {path}: {exc}") from None
     try:
-        raw = json.loads(text) if Path(path).suffix == ".json" else yaml.safe_load(text)
+        raw = json.loads(text) if Path(path).suffix == ".json" else load_yaml(text)
     except (ValueError, yaml.YAMLError) as exc:
         raise FocusError(f"--config {path}: not a YAML or JSON mapping: {exc}") from None
     if isinstance(raw, dict) and isinstance(raw.get("options"), dict):

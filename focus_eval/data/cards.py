@@ -19,7 +19,7 @@ import yaml
 from focus_eval.data.files import require_regular
 from focus_eval.data.records import SPLITS, TARGETS
 from focus_eval.errors import DataError, FocusError
-from focus_eval.files import load_yaml
+from focus_eval.files import load_yaml_file
 from focus_eval.registry import suggest
 
 CARD_FILE = "dataset.yaml"
@@ -143,7 +143,7 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
     path = Path(os.path.realpath(path))
     require_regular(path, "dataset card")
     try:
-        raw = load_yaml(path.read_text(encoding="utf-8"))
+        raw = load_yaml_file(path)
     except OSError as exc:
         raise DataError(f"cannot read the dataset card ({exc.strerror})", file=str(path)) from None
     except yaml.YAMLError as exc:

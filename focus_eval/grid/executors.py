@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from focus_eval.errors import FocusError
-from focus_eval.files import load_yaml
+from focus_eval.files import load_yaml_file
 from focus_eval.grid.plan import GridJob, Plan
 from focus_eval.grid.status import Selection
 from focus_eval.registry import Registry
@@ -47,7 +47,7 @@ class Cluster:
         raw: dict[str, Any] = {}
         if path:
             try:
-                raw = load_yaml(Path(path).read_text(encoding="utf-8")) or {}
+                raw = load_yaml_file(path) or {}
             except (OSError, yaml.YAMLError) as exc:
                 raise FocusError(f"{path}: cannot read the cluster file: {exc}") from None
             if not isinstance(raw, dict):

@@ -16,7 +16,7 @@ import yaml
 from focus_eval.errors import FocusError
 from focus_eval.finetune.shared import SHARED as SFT_SHARED
 from focus_eval.options import DECLARED, RUN_OPTIONS, config_values, plain
-from focus_eval.files import atomic_write_text
+from focus_eval.files import atomic_write_text, load_yaml_file
 
 PLAN_FORMAT = 1
 # The FOCUS paper's fine-tuning cells: (training dataset, target).
@@ -334,7 +334,7 @@ def _known(cls, raw: dict, where: str) -> dict:
 def read_plan(path: str | Path) -> Plan:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml_file(path)
     except (OSError, yaml.YAMLError) as exc:
         raise FocusError(f"{path}: cannot read the plan: {exc}") from None
     if not isinstance(raw, dict) or raw.get("format") != PLAN_FORMAT:

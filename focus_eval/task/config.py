@@ -10,7 +10,7 @@ from typing import Any, Sequence
 import yaml
 
 from focus_eval.errors import FocusError
-from focus_eval.files import load_yaml
+from focus_eval.files import load_yaml_file
 
 TASK_KEYS = ("task", "tag", "dataset", "target", "cohort", "proxy", "splits", "prompt", "zero_shot",
              "metric_list", "include", "metadata",
@@ -26,7 +26,7 @@ GROUPS_FILE = "_groups.yaml"
 def read_yaml(path: Path) -> dict[str, Any]:
     """One YAML mapping, read with the safe loader; anything else is an error naming the file."""
     try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
+        data = load_yaml_file(path)
     except yaml.YAMLError as exc:
         raise FocusError(f"{path}: not valid YAML: {exc}") from None
     except OSError as exc:

@@ -139,3 +139,50 @@ def test_a_growing_filter_on_a_list_is_checked_on_the_lists_text():
     finally:
         tracemalloc.stop()
     assert peak < 4e6
+
+
+@pytest.mark.parametrize("reader, name", [
+    (read_yaml, "task.yaml"),
+    (read_preset_file, "preset.yaml"),
+    (read_card, "dataset.yaml"),
+])
+@pytest.mark.parametrize("kind", ["not utf-8", "named pipe", "folder"])
+def test_a_user_file_that_is_no_utf8_text_file_is_refused_naming_it(tmp_path, reader, name, kind):
+    import os
+    import signal
+
+    path = tmp_path / name
+    if kind == "not utf-8":
+        path.write_bytes(b"task: x\nname: \xff\xfe bad\n")
+    elif kind == "named pipe":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    old = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("opened a named pipe")))
+    signal.alarm(10)
+    try:
+        with pytest.raises(FocusError) as caught:
+            reader(path)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_run_config_and_grid_plan_files_are_read_by_the_bounded_loader(tmp_path, suffix, capsys):
+    from focus_eval.cli import main
+    from focus_eval.grid.plan import read_plan
+
+    config = tmp_path / f"run{suffix}"
+    config.write_bytes(b"seed: \xff\n")
+    assert main(["run", "--config", str(config), "--tasks", "x", "--model", "tiny-vit"]) == 2
+    assert f"--config {config}: not UTF-8 text" in capsys.readouterr().err
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(LAUGHS, encoding="utf-8")
+    with pytest.raises(FocusError, match="aliases"):
+        read_plan(plan)
+    config.write_text(LAUGHS, encoding="utf-8")
+    if suffix == ".yaml":
+        assert main(["run", "--config", str(config), "--tasks", "x", "--model", "tiny-vit"]) == 2
+        assert "aliases" in capsys.readouterr().err

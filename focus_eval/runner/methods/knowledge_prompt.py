@@ -26,7 +26,7 @@ from pathlib import Path
 
 from focus_eval.adapters.mllm_interface import MLLMAdapter
 from focus_eval.errors import FocusError
-from focus_eval.files import load_yaml
+from focus_eval.files import load_yaml_file
 from focus_eval.runner.batching import join_lists
 from focus_eval.runner.methods.base import RunContext
 from focus_eval.runner.methods.multiple_choice import MIN_NEW_TOKENS, MultipleChoice
@@ -65,7 +65,7 @@ def _read(path: str, stamp: tuple) -> KnowledgeTable:
 
     where = Path(path)
     try:
-        raw = load_yaml(where.read_text(encoding="utf-8"))
+        raw = load_yaml_file(where)
     except (OSError, yaml.YAMLError) as exc:
         raise _fail(where, f"cannot be read: {exc}") from None
     if not isinstance(raw, dict) or set(raw) != {"sources", "fields"}:
