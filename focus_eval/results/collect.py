@@ -347,11 +347,11 @@ def _check_possible(row: dict[str, Any], fail) -> None:
     """Values that cannot be: a metric outside its range, an interval whose low end passes its high end or that
     leaves the metric's range, counts that are negative, fractional or larger than the number of rows."""
     coverage = row.get("coverage")
-    if coverage is not None and not -SLACK <= coverage <= 1 + SLACK:
+    if coverage is not None and not (_is_number(coverage) and -SLACK <= coverage <= 1 + SLACK):
         raise fail(f"'coverage' is {coverage}: a share of answered rows lies in [0, 1]")
     counts = {k: row.get(k) for k in COUNTS if row.get(k) is not None and k != "coverage"}
     for key, value in counts.items():
-        if value < 0 or float(value) != int(value):
+        if not math.isfinite(value) or value < 0 or float(value) != int(value):
             raise fail(f"{key!r} is {value}: a count is a whole number of at least 0")
     n = counts.get("n")
     for key in ("n_pos", "n_valid", "n_unparsed", "n_errors", "n_answered"):

@@ -36,6 +36,10 @@ def line(tmp_path):
     (lambda r: r.update(n_pos=r["n"] + 1), "more than the"),
     (lambda r: r.update(n=-4), "a count is a whole number"),
     (lambda r: r.update(n=10.5), "a count is a whole number"),
+    (lambda r: r.update(n=float("inf")), "a count is a whole number"),
+    (lambda r: r.update(n_pos=float("nan")), "n_pos"),
+    (lambda r: r.update(coverage=1.5), "'coverage' is 1.5"),
+    (lambda r: r.update(coverage="all"), "coverage"),
 ])
 def test_impossible_values_are_refused_naming_file_and_line(tmp_path, line, change, says):
     _, row = line
