@@ -220,9 +220,14 @@ def _run(jobs: list[tuple[str, str, int]], workers: int):
 
 
 def _worker_signals() -> None:
-    """Workers leave SIGINT to the parent (which ends them) and die on SIGTERM."""
+    """Workers leave SIGINT to the parent (which ends them) and end on SIGTERM by unwinding (SystemExit), so a
+    copy being written removes its temporary file (the atomic writer cleans up on any exception)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _exit_on_term)
+
+
+def _exit_on_term(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _write_corrupt(data_root, dataset: str, size: int, seen: set[str], corrupt: dict[str, str]) -> None:

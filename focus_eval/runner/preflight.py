@@ -36,9 +36,11 @@ class Preflight:
         """A FocusError listing every problem (exit status 2), when there is one."""
         if not self.problems:
             return
-        count = f"{len(self.problems)} problems" if len(self.problems) > 1 else "a problem"
+        if len(self.problems) == 1:  # one problem is one line, as every other error of the command line
+            raise FocusError(f"{self.problems[0]} (nothing was run or written)")
         listed = "\n".join(f"  {i}. {p}" for i, p in enumerate(self.problems, 1))
-        raise FocusError(f"the run cannot start ({count}); nothing was run or written:\n{listed}")
+        raise FocusError(f"the run cannot start ({len(self.problems)} problems); nothing was run or written:\n"
+                         f"{listed}")
 
 
 def preflight(options) -> Preflight:
@@ -130,10 +132,15 @@ def _check_data(check: Preflight, options) -> None:
 def weights_problem(preset) -> str | None:
     """Where the preset's weights come from, checked without loading them: a tiny model (built here), a
     packaged file (its package installed), a local file or folder (it exists), a hub repository (in the local
-    cache, or the hub reachable; offline mode on and not cached is a problem)."""
+    cache, or the hub reachable; offline mode on and not cached is a problem). An adapter registered from
+    outside says itself what its ``source`` means, so its presets are left to it."""
     import importlib.util
 
     from focus_eval.adapters import hub
+    from focus_eval.adapters.builtin import BUILTIN_ADAPTERS
+
+    if preset.adapter not in BUILTIN_ADAPTERS:
+        return None
 
     if preset.weights:
         path = Path(str(preset.weights)).expanduser()
@@ -173,9 +180,17 @@ def output_problem(path: Path) -> str | None:
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
     if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
-        return (f"output folder {path} cannot be written ({existing} is not writable by this user); pass "
-                f"--output-path DIR (a folder you can write) or set FOCUS_OUTPUT")
+        why = "is on a read-only file system" if _read_only(existing) else "is not writable by this user"
+        return (f"output folder {path} cannot be written ({existing} {why}); pass --output-path DIR (a folder "
+                f"you can write) or set FOCUS_OUTPUT")
     return None
+
+
+def _read_only(folder: Path) -> bool:
+    try:
+        return bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def check_device(device: str | None) -> None:

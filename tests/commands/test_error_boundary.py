@@ -193,7 +193,10 @@ def test_a_run_into_a_read_only_output_folder(tmp_path, capsys):
         status = main(["--model", "tiny-vit", "--tasks", "dr_synth_desktop", "--data-root", str(tmp_path / "data"),
                        "--output-path", str(ro / "results"), "--cache-dir", str(tmp_path / "cache"),
                        "--no-progress", "--num-workers", "0", "--n-boot", "50"])
-        assert_one_line(capsys, status, "read-only")
+        # the run's checks before anything is loaded find it: a problem of the command (exit 2), one line
+        err = capsys.readouterr().err
+        assert status == 2 and "Traceback" not in err and err.count("\n") == 1, err
+        assert err.startswith("focus-eval: error: ") and "read-only file system" in err and str(ro) in err
         assert files_under(ro) == set()
 
 

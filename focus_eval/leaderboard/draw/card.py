@@ -53,8 +53,10 @@ def _block_html(block: list[str]) -> str:
     if first.startswith("|"):
         head, body = _cells(first), [_cells(r) for r in block[2:]]
         rows = "".join("<tr>" + "".join(f"<td>{inline(c)}</td>" for c in r) + "</tr>" for r in body)
-        return ('<table class="data"><thead><tr>' + "".join(f"<th>{inline(c)}</th>" for c in head)
-                + f"</tr></thead><tbody>{rows}</tbody></table>")
+        header = "".join(f"<th>{inline(c)}</th>" for c in head)
+        # wrapped as every wide table of the site: it scrolls inside its box instead of widening the page
+        return (f'<div class="table-wrap"><table class="data"><thead><tr>{header}</tr></thead>'
+                f"<tbody>{rows}</tbody></table></div>")
     if first.startswith("- "):
         items, current = [], []
         for line in block:

@@ -46,14 +46,9 @@ class SamplePage:
     path: str
     rows: list[SampleRow]
     counts: dict[str, int] = field(default_factory=dict)
-
-    @property
-    def has_text(self) -> bool:
-        return any(r.text is not None for r in self.rows)
-
-    @property
-    def has_thumbs(self) -> bool:
-        return any(r.thumb for r in self.rows)
+    # whether any row has an answer text or a thumbnail (the page's optional columns), worked out once
+    has_text: bool = False
+    has_thumbs: bool = False
 
 
 def sample_links(entries: Iterable[Entry], task_slugs: dict[str, str], model_slugs: dict[str, str]) -> dict:
@@ -88,7 +83,8 @@ def sample_page(entry: Entry, path: str, thumbs: dict[tuple[str, str], str] | No
             quality=row.get("quality"), error=row.get("error"), cell=cell_of(row.get("label"), row.get("pred")),
             thumb=(thumbs or {}).get((entry.line.dataset or "", image_id))))
     counts = {key: sum(r.cell == key for r in rows) for key, _ in CELLS}
-    return SamplePage(entry=entry, path=path, rows=rows, counts=counts)
+    return SamplePage(entry=entry, path=path, rows=rows, counts=counts,
+                      has_text=any(r.text is not None for r in rows), has_thumbs=any(r.thumb for r in rows))
 
 
 def thumbnail_name(dataset: str, image_id: str) -> str:
