@@ -60,19 +60,35 @@ def shared_reads() -> Iterator[None]:
         _SHARED.pop()
 
 
+_SCORED = "scored rows"  # the key of _scored's memo in a shared_reads scope (no path is a str)
+
+
 def _split_rows(path: Path) -> dict[str, list[dict]]:
+    lines = [line for line in path.read_bytes().split(b"\n") if line.strip()]
+    try:  # the whole file in one parse; a line that is no JSON is then found and named line by line
+        parsed = json.loads(b"[" + b",".join(lines) + b"]")
+    except ValueError:
+        parsed = None
+    if parsed is None or len(parsed) != len(lines):
+        parsed = _parse_lines(path)
     out: dict[str, list[dict]] = {}
+    for row in parsed:
+        if isinstance(row, dict):
+            out.setdefault(str(row.get("split", "test")), []).append(row)
+    return out
+
+
+def _parse_lines(path: Path) -> list:
+    rows = []
     for number, line in enumerate(path.read_bytes().split(b"\n"), start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            rows.append(json.loads(line))
         except ValueError:
             problem = next((p for n, _, p in read_jsonl_rows(path) if n == number and p), "not valid JSON")
             raise DataError(problem, file=str(path), row=number) from None
-        if isinstance(row, dict):
-            out.setdefault(str(row.get("split", "test")), []).append(row)
-    return out
+    return rows
 
 
 def read_rows(entry: Entry, split: str = "test") -> list[dict] | None:
@@ -118,10 +134,23 @@ class Aligned:
         return int(self.y.size)
 
 
+def _scored(rows: Sequence[dict]) -> dict[str, dict]:
+    """Image id -> row, for the rows with a usable score; within ``shared_reads`` worked out once per rows list
+    (the analyses of one build align the same files several times). The list is kept with its result, so its
+    id cannot be reused while the entry stands."""
+    if not _SHARED:
+        return {str(r["image_id"]): r for r in rows if score_of(r, False) is not None}
+    memo = _SHARED[-1].setdefault(_SCORED, {})
+    found = memo.get(id(rows))
+    if found is None or found[0] is not rows:
+        found = memo[id(rows)] = (rows, {str(r["image_id"]): r for r in rows if score_of(r, False) is not None})
+    return found[1]
+
+
 def align(task: str, entries: Sequence[Entry], rows: Sequence[Sequence[dict]]) -> Aligned:
     """Join the configurations' scored rows of one task on the image id. An image whose label differs between
     sample files (e.g. tasks of the same name under different label rules) is dropped and counted."""
-    scored = [{str(r["image_id"]): r for r in rs if score_of(r, False) is not None} for rs in rows]
+    scored = [_scored(rs) for rs in rows]
     shared = sorted(set.intersection(*(set(s) for s in scored))) if scored else []
     union = set().union(*(set(s) for s in scored)) if scored else set()
     common = [i for i in shared if len({s[i]["label"] for s in scored}) == 1]

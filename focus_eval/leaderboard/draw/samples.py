@@ -31,6 +31,8 @@ class SampleView:
     groups: dict[str, AttributeGroups] = field(default_factory=dict)
     # the line's AUROC and its bootstrap replicates, recomputed from the samples as scoring drew them
     auroc_replicates: np.ndarray | None = None
+    # the test rows of the sample file, read once per build (the per-image page shows them)
+    rows: list[dict] | None = None
 
 
 def load_samples(entries: Iterable[Entry], read_samples: bool = True) -> dict[tuple, SampleView]:
@@ -58,10 +60,10 @@ def _view(entry: Entry, read_samples: bool) -> SampleView:
                               n_skipped=int((~scored).sum()))
     if not calibration.n:
         return SampleView(entry=entry, chart=None, calibration=calibration,
-                          note="The sample file has no scored test rows.")
+                          note="The sample file has no scored test rows.", rows=rows)
     return SampleView(entry=entry, chart=charts.reliability(calibration), calibration=calibration, note=None,
                       groups=subgroup_values(arrays, entry.line.fairness, entry.line.robustness),
-                      auroc_replicates=auroc_replicates(entry, arrays))
+                      auroc_replicates=auroc_replicates(entry, arrays), rows=rows)
 
 
 def auroc_replicates(entry: Entry, arrays: SampleArrays) -> np.ndarray | None:

@@ -10,8 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
+from markupsafe import Markup
+
 from focus_eval.leaderboard.draw.calibration import read_test_rows, samples_path
 from focus_eval.leaderboard.draw.slugs import assign_slugs
+from focus_eval.leaderboard.draw.templates import EM_DASH, value_cell
 from focus_eval.results.collect import Entry
 
 # Confusion-matrix cells of a row: true/false positive/negative at the line's hard label, or no hard label.
@@ -72,10 +75,12 @@ def cell_of(label: object, pred: object) -> str:
     return ("tp" if label else "fp") if pred else ("fn" if label else "tn")
 
 
-def sample_page(entry: Entry, path: str, thumbs: dict[tuple[str, str], str] | None = None) -> SamplePage:
-    """The page of one results line: every test row of its sample file, in file order."""
+def sample_page(entry: Entry, path: str, thumbs: dict[tuple[str, str], str] | None = None,
+                test_rows: list[dict] | None = None) -> SamplePage:
+    """The page of one results line: every test row of its sample file, in file order (``test_rows`` when the
+    build has read them already)."""
     rows = []
-    for row in read_test_rows(_file(entry)):
+    for row in read_test_rows(_file(entry)) if test_rows is None else test_rows:
         image_id = str(row.get("image_id"))
         rows.append(SampleRow(
             image_id=image_id, patient_id=row.get("patient_id"), score=row.get("score"), text=row.get("text"),
@@ -115,3 +120,35 @@ def make_thumbnails(entries: Iterable[Entry], data_root: Path) -> dict[tuple[str
             image.save(buffer, format="JPEG", quality=80)
             out[(dataset, image_id)] = (thumbnail_name(dataset, image_id), buffer.getvalue())
     return out
+
+
+# markupsafe's escapes, written as one translation table (a Markup object per cell cost more than the page)
+_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "'": "&#39;", '"': "&#34;"})
+
+
+def _escape(value: object) -> str:
+    return str(value).translate(_ESCAPES)
+
+
+def rows_html(page: SamplePage, root: str) -> Markup:
+    """The table rows of a sample page, written here rather than in the template: a grid of a thousand lines
+    has a hundred thousand rows, and a template call per row took most of the site's build time."""
+    def text(value: object) -> str:
+        return EM_DASH if value is None or value == "" else _escape(value)
+
+    def number(value: object) -> str:
+        return EM_DASH if value is None else _escape(value)
+
+    out = []
+    for r in page.rows:
+        thumb = (f'<img class="thumb" src="{_escape(root)}{_escape(r.thumb)}" alt="" width="48" height="48" '
+                 f'loading="lazy"> ' if r.thumb else "")
+        answer = f"<td>{EM_DASH if r.text is None else _escape(r.text)}</td>" if page.has_text else ""
+        out.append(
+            f'<tr data-cell="{_escape(r.cell)}">\n'
+            f'  <th scope="row" class="first" data-value="{_escape(r.image_id)}">{thumb}<code>{_escape(r.image_id)}'
+            f"</code></th>\n  {value_cell(r.score)}\n  {answer}\n"
+            f'  <td class="num">{number(r.label)}</td>\n  <td class="num">{number(r.pred)}</td>\n'
+            f'  <td class="num">{number(r.age)}</td>\n  <td>{text(r.sex)}</td>\n  <td>{text(r.quality)}</td>\n'
+            f"  <td><code>{text(r.patient_id)}</code></td>\n  <td>{text(r.error)}</td>\n</tr>")
+    return Markup("\n".join(out))

@@ -14,7 +14,7 @@ from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.card import card_html
 from focus_eval.leaderboard.draw.filters import filter_options
 from focus_eval.leaderboard.pages.model_cards import model_card
-from focus_eval.leaderboard.pages.sample_pages import CELLS, sample_page
+from focus_eval.leaderboard.pages.sample_pages import CELLS, rows_html, sample_page
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.statistics import task_statistics
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
@@ -65,9 +65,11 @@ def _sample_pages(env: jinja2.Environment, common: dict[str, Any], site: Site) -
     template, by_key = env.get_template("samples.html"), {e.key: e for e in site.entries}
     pages = {}
     for key, path in site.sample_links.items():
-        page = sample_page(by_key[key], path, site.thumbs)
+        view = site.samples.get(key)
+        page = sample_page(by_key[key], path, site.thumbs, view.rows if view is not None else None)
         pages[path] = _render(env, template, common, path, "../../", "tasks",
-                              f"{page.entry.line.task}: {page.entry.model}", page=page, cells=CELLS)
+                              f"{page.entry.line.task}: {page.entry.model}", page=page, cells=CELLS,
+                              rows_html=rows_html)
     return pages
 
 
