@@ -424,7 +424,10 @@ def test_build_of_a_full_grid_takes_seconds(tmp_path):
     report = build_site([results], tmp_path / "site")
     elapsed = time.process_time() - started
     assert report.n_lines == 30 * 24 * 2 and len(report.samples_files) == 30 * 24 * 2
-    assert elapsed < 10, f"building the site took {elapsed:.1f} s of CPU time"
+    # Measured here on the 2-core machine: about 19 s, of which the paired statistics (rank intervals, every
+    # pair on every task: ~20,000 comparisons) take 8 s, the 1,440 per-image pages 3.5 s and the mean-interval
+    # replicates 3.5 s; the rest of the site, 10 s before those pages existed, about 4 s.
+    assert elapsed < 25, f"building the site took {elapsed:.1f} s of CPU time"
 
 
 # ---------------------------------------------------------------- statistics the pages state
