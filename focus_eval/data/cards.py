@@ -20,7 +20,7 @@ from focus_eval.registry import suggest
 CARD_FILE = "dataset.yaml"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as task names: it becomes part of them
 CARD_KEYS = ("name", "kind", "description", "version", "manifest", "columns", "targets", "sex", "quality",
-             "laterality", "cohort")
+             "laterality", "cohort", "format")
 FIELDS = ("image", "patient_id", "split", "age", "sex", "quality", "laterality")
 TARGET_KEYS = ("column", "positive", "negative", "exclude", "label_rule")
 DEFAULT_CODINGS = {
@@ -56,6 +56,7 @@ class DatasetCard:
     targets: dict[str, TargetCoding]
     codings: dict[str, dict[str, str]] = field(default_factory=dict)  # field -> code -> harmonized value
     cohort: tuple[str, tuple[str, ...]] | None = None  # (column, kept codes)
+    format: str = "manifest"  # what 'manifest' names: a CSV/JSONL file or a dataset (data/hf_sources.py)
 
     @property
     def folder(self) -> Path:
@@ -154,7 +155,15 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
         targets={t: _target(t, spec, path) for t, spec in raw["targets"].items()},
         codings={k: _coding(k, raw.get(k), path) for k in ("sex", "quality", "laterality")}
         | {"split": _coding("split", None, path)},
-        cohort=_cohort(raw.get("cohort"), path))
+        cohort=_cohort(raw.get("cohort"), path), format=_format(raw.get("format", "manifest"), path))
+
+
+def _format(value: Any, path: Path) -> str:
+    from focus_eval.data.hf_sources import FORMATS
+
+    if value not in FORMATS:
+        raise FocusError(f"{path}: format must be one of {', '.join(FORMATS)}{suggest(str(value), FORMATS)}")
+    return str(value)
 
 
 def _checked_name(name: str, path: Path) -> str:
