@@ -6,6 +6,7 @@ disk are written before any tracker is called."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any, Callable
@@ -52,7 +53,13 @@ def _safe_key(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_./ -]", "_", name)
 
 
+# MLflow retries a request that gets no answer for minutes by default; a tracker must not hold a run that long.
+MLFLOW_BOUNDS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+
+
 def log_mlflow(uri: str | None, line: dict, options: dict, samples: Path) -> None:
+    for key, value in MLFLOW_BOUNDS.items():
+        os.environ.setdefault(key, value)
     import mlflow
 
     client = mlflow.MlflowClient(tracking_uri=uri) if uri else mlflow.MlflowClient()
