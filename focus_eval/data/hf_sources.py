@@ -102,6 +102,8 @@ def _rows(records: Iterable[dict], features: dict, path: Path, image_column: str
 def _stored_image(value: Any, out_dir: Path, index: int, source: Path) -> Path:
     """The image of one row as a file: its bytes written once (a path to an existing file is used as it is)."""
     data, name = (value.get("bytes"), value.get("path")) if isinstance(value, dict) else (value, None)
+    if isinstance(data, str):  # a path, relative to the dataset's folder: the file is used where it is
+        return _existing(source.parent / data, source, index)
     if data is None and name and Path(name).is_file():
         data = Path(name).read_bytes()
     if not isinstance(data, (bytes, bytearray)):
@@ -115,6 +117,12 @@ def _stored_image(value: Any, out_dir: Path, index: int, source: Path) -> Path:
         if not (target.is_file() and _sha(target.read_bytes()) == _sha(data)):
             atomic_write_bytes(target, bytes(data))
     return target
+
+
+def _existing(path: Path, source: Path, index: int) -> Path:
+    if not path.is_file():
+        raise DataError(f"image file not found: {path}", file=str(source), row=index)
+    return path
 
 
 def _sha(data: bytes) -> str:

@@ -77,7 +77,8 @@ def test_imagefolder_labels_splits_and_metadata(tmp_path, clinic):
                      "dr_grade": row["dr_grade"], "sex": row["sex"], "eye": row["eye"], "age": row["age"]})
     (folder / "images" / "metadata.jsonl").write_text("".join(json.dumps(m) + "\n" for m in meta))
     _card(folder, "images", "imagefolder")
-    (folder / "dataset.yaml").write_text((folder / "dataset.yaml").read_text().replace("column: glaucoma", "column: label"))
+    card = (folder / "dataset.yaml").read_text()
+    (folder / "dataset.yaml").write_text(card.replace("column: glaucoma", "column: label"))
     register_manifests(None, [f"hfif={folder}"])
     load = load_dataset("hfif", tmp_path)
     assert load.metadata["split_source"] == "official" and len(load.records) == len(rows)
@@ -112,3 +113,27 @@ def test_a_saved_dataset_of_40_images_runs_its_task(tmp_path, clinic, private_ca
     [line] = [json.loads(x) for x in (out / "tiny-vit" / "results.jsonl").read_text().splitlines()]
     assert line["task"] == "dr_hfclinic" and line["dataset"] == "hfclinic" and line["n"] > 0
     assert line["metrics"]["auroc"] is not None
+
+
+def test_a_label_changed_inside_parquet_changes_the_data_fingerprint(tmp_path, clinic):
+    from focus_eval.runner.provenance import data_fingerprint
+
+    rows = _records(clinic)
+    folder = tmp_path / "pq"
+    folder.mkdir()
+    datasets.Dataset.from_list(rows).to_parquet(str(folder / "clinic.parquet"))
+    _card(folder, "clinic.parquet", "parquet")
+    register_manifests(None, [f"fp={folder}"])
+    before = data_fingerprint(load_dataset("fp", tmp_path))
+    rows[0]["glaucoma"] = 1 - rows[0]["glaucoma"]
+    datasets.Dataset.from_list(rows).to_parquet(str(folder / "clinic.parquet"))
+    assert data_fingerprint(load_dataset("fp", tmp_path)) != before
+
+
+def test_parquet_image_paths_are_read_where_they_are(tmp_path, clinic):
+    rows = manifest_rows(n_patients=20)
+    datasets.Dataset.from_list(rows).to_parquet(str(clinic / "paths.parquet"))
+    _card(clinic, "paths.parquet", "parquet")
+    register_manifests(None, [f"paths={clinic}"])
+    load = load_dataset("paths", tmp_path)
+    assert [r.path for r in load.records] == [clinic / row["image"] for row in rows]

@@ -41,5 +41,6 @@ def config_and_summary(path: Path) -> tuple[dict, dict]:
         elif kind == "summary":
             summary.update({i.key: json.loads(i.value_json) for i in record.summary.update if i.key})
         elif kind == "history":
-            summary.update({i.key: json.loads(i.value_json) for i in record.history.item if i.key and not i.key.startswith("_")})
+            items = record.history.item
+            summary.update({i.key: json.loads(i.value_json) for i in items if i.key and not i.key.startswith("_")})
     return config, summary
