@@ -74,6 +74,7 @@ def mlflow_server(tmp_path):
             server.wait()
 
 
+@pytest.mark.slow
 def test_every_unit_reaches_a_local_mlflow_server(synth, tmp_path, mlflow_server):
     import mlflow
 
