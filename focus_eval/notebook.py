@@ -19,7 +19,7 @@ LINE_FIELDS = ("model", "family", "domain", "untrained", "method", "task", "data
                "n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "ci_method", "task_version",
                "task_hash", "preset_hash", "created", "underpowered", "limited", "output_type")
 BOOL_COLUMNS = ("untrained", "proxy", "underpowered", "limited")
-INT_COLUMNS = ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot")
+INT_COLUMNS = ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "row")
 
 
 def _interval(row: dict[str, Any], name: str, pair: Any) -> None:

@@ -30,7 +30,7 @@ def test_one_row_per_results_line_with_the_sites_numbers(results, tmp_path):
 
     frame = focus_eval.load_results(results)
     assert len(frame) == len(_lines(results)) > 0
-    assert frame["auroc"].dtype == "float64" and frame["untrained"].dtype == bool
+    assert frame["auroc"].dtype == "float64" and frame["untrained"].dtype == bool and frame["n"].dtype == "Int64"
     build_site([results], tmp_path / "site")
     site = json.loads((tmp_path / "site" / "data" / "results.json").read_text())
     assert len(site) == len(frame)
