@@ -114,6 +114,15 @@ def check_tasks(value: Any) -> str:
     raise ValueError(f"expected task names, got {value!r}")
 
 
+def _check_log_to(value: Any) -> list[str]:
+    """``--log-to mlflow[:URI]`` / ``--log-to wandb`` (repeatable), or a list of such texts."""
+    items = [value] if isinstance(value, str) else list(value or [])
+    for item in items:
+        if not isinstance(item, str) or item.split(":", 1)[0] not in ("mlflow", "wandb"):
+            raise FocusError(f"--log-to expects mlflow, mlflow:URI or wandb, got {item!r}")
+    return items
+
+
 def _render_pairs(value: dict) -> list[str]:
     return [f"{k}={v}" for k, v in value.items()]
 
@@ -210,6 +219,10 @@ class RunOptions:
              "loaded or written")
     json: bool = option(False, flags=("--json",), kind=ON,
                         help="print the summary (or --check's units) as JSON instead of a table")
+    log_to: list[str] = option(
+        factory=list, flags=("--log-to",), kind=APPEND, metavar="mlflow[:URI]|wandb", check=_check_log_to,
+        help="after each unit is written, log its parameters, metrics with intervals and sample file to MLflow "
+             "(at URI, else MLFLOW_TRACKING_URI) or Weights & Biases; repeatable; a tracker failure only warns")
     argv: list[str] = option(factory=list, kind=RECORD)
 
     def __post_init__(self):

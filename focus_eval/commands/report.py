@@ -8,13 +8,18 @@ import argparse
 from pathlib import Path
 
 
+EXPORT = "export"
+EXPORT_SUMMARY = "the results lines as lm-evaluation-harness result files (--format lm-eval -o DIR)"
+
+
 def listing() -> str:
     """Every analysis by name with its one-line summary."""
     from focus_eval.analysis import ANALYSES
 
     names = ANALYSES.names()
-    width = max(map(len, names), default=0)
-    return "\n".join(["analyses:", *(f"  {n:<{width}}  {ANALYSES.get(n).summary}" for n in names)])
+    width = max(map(len, [*names, EXPORT]), default=0)
+    return "\n".join(["analyses:", *(f"  {n:<{width}}  {ANALYSES.get(n).summary}" for n in names),
+                      f"  {EXPORT:<{width}}  {EXPORT_SUMMARY}"])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoints", type=Path, metavar="FILE",
                         help="operating-points: a YAML file of screening endpoints (and threshold rules) to add to "
                              "the shipped ones (focus_eval/analysis/endpoints.yaml shows the form)")
+    parser.add_argument("--format", choices=("lm-eval",), default="lm-eval",
+                        help="export: the file format to write (default lm-eval)")
+    parser.add_argument("-o", "--output", type=Path, metavar="DIR", help="export: the folder to write into")
+    # options may sit between NAME and RESULTS (``report export --format lm-eval RESULTS -o DIR``)
+    parser.parse_args = parser.parse_intermixed_args
 
 
 def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False) -> None:
@@ -53,10 +63,29 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         print(listing())
         return 0
-    analysis = ANALYSES.get(args.name)
     if not args.results:
         raise FocusError(f"focus-eval report {args.name} needs one or more RESULTS folders or files")
-    return report(analysis, args)
+    if args.name == EXPORT:
+        return export(args)
+    return report(ANALYSES.get(args.name), args)
+
+
+def export(args: argparse.Namespace) -> int:
+    """Write RESULTS as lm-evaluation-harness result files under ``-o DIR`` (docs/OUTPUTS.md)."""
+    from focus_eval.analysis.lm_eval_export import export as write_lm_eval
+    from focus_eval.errors import FocusError
+    from focus_eval.leaderboard.conventions import collect_results
+
+    if args.output is None:
+        raise FocusError("focus-eval report export needs -o DIR, the folder to write the files into")
+    collection = collect_results(args.results, args.prefer)
+    written = write_lm_eval(collection, args.output, include_limited=args.include_limited)
+    if not written:
+        raise FocusError("focus-eval report export: no results lines to export (--include-limited counts "
+                         "the lines of --limit runs)")
+    n_results = sum(p.name.startswith("results_") for p in written)
+    print(f"wrote {n_results} results files and {len(written) - n_results} sample files under {args.output}")
+    return 0
 
 
 def report(analysis, args: argparse.Namespace) -> int:

@@ -25,7 +25,7 @@ from focus_eval.registry import suggest
 CARD_FILE = "dataset.yaml"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as task names: it becomes part of them
 CARD_KEYS = ("name", "kind", "description", "version", "manifest", "columns", "targets", "sex", "quality",
-             "laterality", "cohort", "conditions")
+             "laterality", "cohort", "conditions", "format")
 FIELDS = ("image", "patient_id", "split", "age", "sex", "quality", "laterality")
 # FunBench fields a card may map in ``columns`` (read only when mapped), besides laterality
 FUNBENCH_FIELDS = ("dr_grade", "abnormal", "conditions")
@@ -69,6 +69,7 @@ class DatasetCard:
     funbench: dict[str, str] = field(default_factory=dict)
     condition_names: tuple[str, ...] = ()  # the conditions a ``conditions`` cell may name (besides normal)
     laterality_mapped: bool = False  # laterality named in ``columns`` or given a coding
+    format: str = "manifest"  # what 'manifest' names: a CSV/JSONL file or a dataset (data/hf_sources.py)
 
     @property
     def lesions(self) -> tuple[str, ...]:
@@ -173,7 +174,8 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
         | {"split": _coding("split", None, path)},
         cohort=_cohort(raw.get("cohort"), path), funbench=funbench,
         condition_names=_condition_names(raw.get("conditions"), "conditions" in funbench, path),
-        laterality_mapped="laterality" in columns or raw.get("laterality") is not None)
+        laterality_mapped="laterality" in columns or raw.get("laterality") is not None,
+        format=_format(raw.get("format", "manifest"), path))
 
 
 def _funbench_columns(columns: Any, path: Path) -> dict[str, str]:
@@ -203,6 +205,14 @@ def _condition_names(spec: Any, mapped: bool, path: Path) -> tuple[str, ...]:
     if "normal" in spec or len(set(spec)) != len(spec):
         raise FocusError(f"{path}: 'conditions' lists each name once and leaves out 'normal' (always allowed)")
     return tuple(spec)
+
+
+def _format(value: Any, path: Path) -> str:
+    from focus_eval.data.hf_sources import FORMATS
+
+    if value not in FORMATS:
+        raise FocusError(f"{path}: format must be one of {', '.join(FORMATS)}{suggest(str(value), FORMATS)}")
+    return str(value)
 
 
 def _checked_name(name: str, path: Path) -> str:

@@ -19,6 +19,11 @@ _PACKAGES = ("focus-eval", "torch", "torchvision", "transformers", "timm", "open
 def versions() -> dict[str, str | None]:
     out = {"python": platform.python_version()}
     for name in _PACKAGES:
+        if name == "focus-eval":  # the code that runs, whatever copy of it is installed
+            from focus_eval.version import __version__
+
+            out[name] = __version__
+            continue
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

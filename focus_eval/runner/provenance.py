@@ -16,7 +16,9 @@ from focus_eval.data.content import file_digest, save_digests
 from focus_eval.digests import file_sha256, json_digest
 from focus_eval.options import EXPLAIN  # noqa: F401  (fingerprint key -> what a user changed)
 
-LABEL_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".xlsx", ".xls", ".json", ".jsonl", ".yaml", ".yml"})
+# .parquet and .arrow: the tables of a Hugging Face dataset a card names (data/hf_sources.py), labels included
+LABEL_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".xlsx", ".xls", ".json", ".jsonl", ".yaml", ".yml", ".parquet",
+                            ".arrow"})
 
 # compared only when the earlier run recorded them
 OPTIONAL = frozenset({"images_sha256"})

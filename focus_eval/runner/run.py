@@ -425,10 +425,11 @@ class Runner:
         name, method = unit.task.name, unit.method
         write_samples(self.layout.samples(name, method), samples, self.methods[method].prompt_fields)
         write_meta(self.layout.meta(name, method), meta)
-        score_samples(self.layout, samples, meta)
+        line = score_samples(self.layout, samples, meta)
         self.layout.started(name, method).unlink(missing_ok=True)
         self.report.finished.append(unit.stem)
         self.log_unit(unit, samples)
+        self.track_unit(line.to_dict(), self.layout.samples(name, method))
         if samples and all(s.error for s in samples):
             # the results line records it; the run still ends non-zero so that nobody mistakes it for a result
             self.report.failed[unit.stem] = f"every test image failed (first: {samples[0].error})"
@@ -441,6 +442,16 @@ class Runner:
             errors = sum(1 for s in samples if s.error)
             log(f"scored {unit.task.name} {unit.method} {len(samples)} test images"
                 f"{f', {errors} unreadable' if errors else ''}")
+    def track_unit(self, line: dict, samples) -> None:
+        """Send a written unit to the --log-to trackers (runner/trackers.py); a failure only warns."""
+        if not self.options.log_to or not self.state.is_main_process:
+            return
+        if getattr(self, "_trackers", None) is None:
+            from focus_eval.options import recorded
+            from focus_eval.runner.trackers import Trackers
+
+            self._trackers = Trackers(self.options.log_to, recorded(self.options), self.warn)
+        self._trackers.log(line, samples)
 
     def warn(self, message: str) -> None:
         if self.state.is_main_process:

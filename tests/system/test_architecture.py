@@ -23,7 +23,7 @@ LAYERS = [
     {"synth", "task", "adapters"},
     {"runner"},
     {"finetune", "leaderboard"},
-    {"api", "bench", "grid"},
+    {"api", "bench", "grid", "notebook"},
     {"commands"},
     {"cli", "__main__", "focus_eval"},
 ]

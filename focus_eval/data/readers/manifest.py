@@ -40,7 +40,7 @@ def manifest_spec(card: DatasetCard) -> ReaderSpec:
     if card.cohort:
         column, kept = card.cohort
         cohorts[CARD_COHORT] = partial(_in_cohort, column, {k.lower() for k in kept})
-    headers = {h.lower() for h in manifest_headers(card.manifest)}
+    headers = {h.lower() for h in card_rows(card)[0]}
     patient = card.columns["patient_id"]
     group_key = (f"patient (manifest column {patient!r})" if patient.lower() in headers
                  else "image (the manifest has no patient_id column: each image is its own group)")
@@ -52,6 +52,15 @@ def manifest_spec(card: DatasetCard) -> ReaderSpec:
 def _in_cohort(column: str, kept: set[str], record: ImageRecord) -> bool:
     value = record.extra.get(column)
     return value is not None and str(value).lower() in kept
+
+
+def card_rows(card: DatasetCard) -> tuple[list[str], list[Row]]:
+    """(headers, rows) of the card's manifest, or of the dataset it names in another format (its ``format``)."""
+    if card.format == "manifest":
+        return read_manifest_rows(card.manifest)
+    from focus_eval.data.hf_sources import source_rows
+
+    return source_rows(card.manifest, card.format, card.columns["image"])
 
 
 def manifest_headers(path: Path) -> list[str]:
@@ -118,7 +127,7 @@ class ManifestImages(ImageMatcher):
 def read_manifest(card: DatasetCard, folder: Path) -> DatasetLoad:
     """Every row of the card's manifest as a record (``folder`` is the card's dataset folder)."""
     manifest = card.manifest
-    headers, rows = read_manifest_rows(manifest)
+    headers, rows = card_rows(card)
     # concept -> header: the card's fields (only image is required) and each target's label column
     wanted = ({f: (card.columns[f],) for f in card.columns} | {c.column: (c.column,) for c in card.targets.values()}
               | {f"funbench:{f}": (column,) for f, column in card.funbench.items()})

@@ -1,0 +1,121 @@
+"""Results as pandas tables for a notebook: ``load_results`` (one row per results line) and ``load_samples``
+(one row per evaluated image). Both read RESULTS through ``results.collect`` with the leaderboard's conventions,
+so a row here is a line the leaderboard shows, with the same numbers.
+
+Column names (docs/NOTEBOOK.md): the line's descriptive fields and counts as they are; each metric by its name
+(``auroc``) with its interval as ``auroc_ci_low`` and ``auroc_ci_high``; each fairness or robustness gap as
+``fairness.<group>.<gap>`` (``fairness.age.eo_gap``) with ``_ci_low`` and ``_ci_high``, and the group's
+``n_min`` and ``threshold`` beside it; ``conventions`` (the non-default run options as the site prints them),
+``flags`` (proxy, underpowered, untrained, contaminated, limited, joined by commas), ``source`` and ``row``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from focus_eval.errors import FocusError
+
+LINE_FIELDS = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy", "adapter",
+               "n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "ci_method", "task_version",
+               "task_hash", "preset_hash", "created", "underpowered", "limited", "output_type")
+BOOL_COLUMNS = ("untrained", "proxy", "underpowered", "limited")
+INT_COLUMNS = ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "row")
+
+
+def _interval(row: dict[str, Any], name: str, pair: Any) -> None:
+    low, high = pair if isinstance(pair, (list, tuple)) and len(pair) == 2 else (None, None)
+    row[f"{name}_ci_low"], row[f"{name}_ci_high"] = low, high
+
+
+def _gaps(row: dict[str, Any], section: str, blocks: dict[str, Any]) -> None:
+    for group, block in sorted((blocks or {}).items()):
+        if not isinstance(block, dict):
+            continue
+        for key, value in block.items():
+            if key.endswith("_ci"):
+                continue
+            name = f"{section}.{group}.{key}"
+            row[name] = value
+            if f"{key}_ci" in block:
+                _interval(row, name, block[f"{key}_ci"])
+
+
+def flatten(entry) -> dict[str, Any]:
+    """One ``collect.Entry`` as a flat row (the column names of the module docstring)."""
+    line = entry.line
+    row: dict[str, Any] = {name: getattr(line, name, None) for name in LINE_FIELDS}
+    row["underpowered"] = entry.underpowered
+    row["limited"] = entry.limited
+    for name in sorted(line.metrics):
+        row[name] = line.metrics[name]
+        _interval(row, name, line.ci.get(name))
+    _gaps(row, "fairness", line.fairness)
+    _gaps(row, "robustness", line.robustness)
+    row.update(conventions=entry.convention_text, flags=",".join(entry.flags), contamination=entry.contamination,
+               source=str(entry.source), row=entry.row)
+    return row
+
+
+def _typed(frame):
+    import pandas as pd
+
+    for name in frame.columns:
+        if name in BOOL_COLUMNS:
+            frame[name] = frame[name].fillna(False).astype(bool)
+        elif name in INT_COLUMNS:
+            frame[name] = pd.to_numeric(frame[name]).astype("Int64")
+        elif name not in LINE_FIELDS and frame[name].map(_numeric_or_none).all():
+            frame[name] = pd.to_numeric(frame[name]).astype("float64")
+    return frame
+
+
+def _numeric_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
+
+
+def load_results(*paths: Path | str, include_limited: bool = False, prefer: str | Path | None = None):
+    """Every results line under ``paths`` (output folders, model folders, results.jsonl files) as a DataFrame,
+    one row per line the leaderboard keeps; ``--limit`` lines only with ``include_limited``."""
+    import pandas as pd
+
+    from focus_eval.leaderboard.conventions import collect_results
+
+    if not paths:
+        raise FocusError("load_results needs one or more results folders or files")
+    collection = collect_results(paths, prefer)
+    rows = [flatten(e) for e in collection.entries if include_limited or not e.limited]
+    frame = pd.DataFrame(rows)
+    return _typed(frame) if rows else frame
+
+
+def _unit_entries(entries: Iterable, task: str, method: str | None, model: str | None) -> list:
+    return [e for e in entries if e.line.task == task and (method is None or e.line.method == method)
+            and (model is None or e.model == model)]
+
+
+def load_samples(path: Path | str, task: str, method: str | None = None, model: str | None = None,
+                 include_limited: bool = False):
+    """The sample lines of one (model, task, method) under ``path`` as a DataFrame, one row per image.
+    ``method`` and ``model`` may be left out when ``path`` holds one line of ``task``."""
+    import pandas as pd
+
+    from focus_eval.leaderboard.conventions import collect_results
+    from focus_eval.results.layout import unit_stem
+    from focus_eval.results.store import read_samples
+
+    entries = [e for e in collect_results([path]).entries if include_limited or not e.limited]
+    found = _unit_entries(entries, task, method, model)
+    if len(found) != 1:
+        which = sorted(f"{e.model} {e.line.method}" for e in found) or "none"
+        raise FocusError(f"load_samples: {len(found)} results lines of task {task!r} under {path} "
+                         f"({which}); name method= and model=")
+    entry = found[0]
+    sample_file = entry.sample_dir / f"{unit_stem(task, entry.line.method)}.jsonl"
+    if not sample_file.is_file():
+        raise FocusError(f"load_samples: no sample file {sample_file}")
+    rows = [s.to_dict(prompt=True) for s in read_samples(sample_file)]
+    frame = pd.DataFrame(rows)
+    frame.insert(0, "model", entry.model)
+    frame.insert(1, "task", task)
+    frame.insert(2, "method", entry.line.method)
+    return frame
