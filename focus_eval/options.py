@@ -200,6 +200,10 @@ class RunOptions:
                          help="bootstrap resamples for confidence intervals")
     use_prepared: bool = option(True, flags=("--no-prepared",), kind=OFF, numbers=True,
                                 help="read raw image files even where a prepared cache exists")
+    prompt_variants: list[str] | None = option(
+        None, flags=("--prompt-variants",), check=check_methods, render=lambda v: [",".join(v)],
+        help="ask each yes/no task once per prompt paraphrase its file declares: 'all' (the task's own prompt, "
+             "'default', and every variant) or names, comma-separated; each variant is a task <task>@<name>")
     progress: bool = option(True, flags=("--no-progress",), kind=OFF, help="turn the progress bars off")
     argv: list[str] = option(factory=list, kind=RECORD)
 
@@ -248,6 +252,8 @@ EXPLAIN = {
     "method": "the method",
     **{name: DECLARED[name].spec.flags[0] for name in FINGERPRINTED},
     "adapter_digest": "the adapter's weights",
+    "prompt_variant": "--prompt-variants (the prompt paraphrase asked)",
+    "base_task": "the task a variant was made from",
     "split_file_sha256": "--split-file or the split file's contents",
     "split_digest": "the train/val/test assignment",
     "data_fingerprint": "the dataset's label files or images",

@@ -76,6 +76,10 @@ class Runner:
         self.preset = load_preset(options.model, dict(options.model_args))
         self.index = index = TaskIndex(include_paths=[Path(p) for p in options.include_path])
         self.tasks = [index.get(n) for n in index.expand(options.tasks, include_proxy=options.include_proxy)]
+        if options.prompt_variants:
+            from focus_eval.task.variants import expand
+
+            self.tasks = expand(self.tasks, options.prompt_variants)
         methods = options.methods or list(self.preset.methods)
         unknown = [m for m in methods if not self.available(m)]
         if unknown:
@@ -159,7 +163,7 @@ class Runner:
                 "adapter": self.adapter_id, "n_boot": o.n_boot,
                 "split_file_sha256": split_file_digest(split_file) if split_file else None,
                 "use_prepared": o.use_prepared, **self.adapter_training(),
-                **self.methods[unit.method].inputs(unit.task),
+                **self.methods[unit.method].inputs(unit.task), **unit.task.variant,
                 **self.data_provenance.get((unit.task.dataset, unit.task.cohort), {})}
 
     def record_data(self, load, cohort) -> None:

@@ -88,6 +88,11 @@ class Task:
     question: Any = None
     # method name -> why that method does not score this task (FunBench leaves some tasks out of some modes)
     skip_methods: dict[str, str] = field(default_factory=dict)
+    # named paraphrases of ``prompt`` (``prompt_variants:`` in the task file; focus_eval.task.variants)
+    prompt_variants: dict[str, str] = field(default_factory=dict)
+    # what makes this task a variant of another (prompt_variant, base_task, ...): added to every unit's
+    # fingerprint and so copied into its results line's extra
+    variant: dict[str, Any] = field(default_factory=dict)
 
     @property
     def binary(self) -> bool:
