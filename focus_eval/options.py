@@ -204,6 +204,11 @@ class RunOptions:
         None, flags=("--prompt-variants",), check=check_methods, render=lambda v: [",".join(v)],
         help="ask each yes/no task once per prompt paraphrase its file declares: 'all' (the task's own prompt, "
              "'default', and every variant) or names, comma-separated; each variant is a task <task>@<name>")
+    corruptions: str | None = option(
+        None, flags=("--corruptions",), metavar="KIND[:SEVERITY],...",
+        help="also score every task on corrupted images: blur, jpeg, illumination, exposure, rotation, each at "
+             "severity 1-3 (all three when left out), e.g. blur:3,jpeg; each is a task <task>@<kind><severity> "
+             "(docs/ROBUSTNESS.md)")
     progress: bool = option(True, flags=("--no-progress",), kind=OFF, help="turn the progress bars off")
     argv: list[str] = option(factory=list, kind=RECORD)
 
@@ -254,6 +259,7 @@ EXPLAIN = {
     "adapter_digest": "the adapter's weights",
     "prompt_variant": "--prompt-variants (the prompt paraphrase asked)",
     "base_task": "the task a variant was made from",
+    "corruption": "--corruptions (the image corruption applied)",
     "split_file_sha256": "--split-file or the split file's contents",
     "split_digest": "the train/val/test assignment",
     "data_fingerprint": "the dataset's label files or images",

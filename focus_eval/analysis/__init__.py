@@ -12,6 +12,7 @@ def _builtin() -> None:
     ANALYSES.register("funbench", "focus_eval.analysis.attribution:ANALYSIS")
     ANALYSES.register("finetune", "focus_eval.analysis.deltas:ANALYSIS")
     ANALYSES.register("prompt-sensitivity", "focus_eval.analysis.prompt_sensitivity:ANALYSIS")
+    ANALYSES.register("corruptions", "focus_eval.analysis.corruptions:ANALYSIS")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

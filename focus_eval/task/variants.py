@@ -90,3 +90,19 @@ def expand(tasks: Sequence, chosen: Sequence[str] | None) -> list:
                                                                        n == DEFAULT or n in task.prompt_variants]
         out += [variant_task(task, n) for n in dict.fromkeys(names)]
     return out
+
+
+def corrupted_task(task, label: str, slug: str):
+    """The task on images corrupted as ``label`` says (``blur:3``): named ``<task>@<slug>``, its hash that of
+    the task (the corruption is in the fingerprint on its own)."""
+    base = task.variant.get("base_task", task.name)
+    return replace(task, name=f"{task.name}{SEPARATOR}{slug}",
+                   variant={**task.variant, "base_task": base, "corruption": label})
+
+
+def expand_corruptions(tasks: Sequence, corruptions: Sequence) -> list:
+    """Each task clean (as it is) and once per corruption (``data.corruptions.Corruption``)."""
+    out = []
+    for task in tasks:
+        out += [task, *(corrupted_task(task, c.label, c.slug) for c in corruptions)]
+    return out
