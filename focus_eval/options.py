@@ -209,6 +209,12 @@ class RunOptions:
         help="also score every task on corrupted images: blur, jpeg, illumination, exposure, rotation, each at "
              "severity 1-3 (all three when left out), e.g. blur:3,jpeg; each is a task <task>@<kind><severity> "
              "(docs/ROBUSTNESS.md)")
+    train_fraction: str | None = option(
+        None, flags=("--train-fraction",), metavar="F,...",
+        help="also fit the probes (linear_probe, ve_probe) on these fractions of the training patients, e.g. "
+             "0.01,0.1,0.5,1 (by patient, stratified by label); each is a task <task>@train<F>-s<seed>")
+    train_seeds: int = option(1, flags=("--train-seeds",), parse=int,
+                              help="draws of the training patients per --train-fraction (seeds --seed, --seed+1, ...)")
     progress: bool = option(True, flags=("--no-progress",), kind=OFF, help="turn the progress bars off")
     argv: list[str] = option(factory=list, kind=RECORD)
 
@@ -260,6 +266,8 @@ EXPLAIN = {
     "prompt_variant": "--prompt-variants (the prompt paraphrase asked)",
     "base_task": "the task a variant was made from",
     "corruption": "--corruptions (the image corruption applied)",
+    "train_fraction": "--train-fraction (the share of training patients)",
+    "train_seed": "the draw of the training patients (--train-seeds)",
     "split_file_sha256": "--split-file or the split file's contents",
     "split_digest": "the train/val/test assignment",
     "data_fingerprint": "the dataset's label files or images",

@@ -13,6 +13,7 @@ def _builtin() -> None:
     ANALYSES.register("finetune", "focus_eval.analysis.deltas:ANALYSIS")
     ANALYSES.register("prompt-sensitivity", "focus_eval.analysis.prompt_sensitivity:ANALYSIS")
     ANALYSES.register("corruptions", "focus_eval.analysis.corruptions:ANALYSIS")
+    ANALYSES.register("label-efficiency", "focus_eval.analysis.label_efficiency:ANALYSIS")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

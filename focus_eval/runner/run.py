@@ -85,6 +85,12 @@ class Runner:
             from focus_eval.task.variants import expand_corruptions
 
             self.tasks = expand_corruptions(self.tasks, parse(options.corruptions))
+        if options.train_fraction:
+            from focus_eval.runner.label_budget import parse_fractions
+            from focus_eval.task.variants import expand_budgets
+
+            seeds = [options.seed + k for k in range(max(1, options.train_seeds))]
+            self.tasks = expand_budgets(self.tasks, parse_fractions(options.train_fraction), seeds)
         methods = options.methods or list(self.preset.methods)
         unknown = [m for m in methods if not self.available(m)]
         if unknown:
@@ -149,6 +155,8 @@ class Runner:
                         chosen = other
                         self.methods.setdefault(other, cls())
                         break
+                if chosen and "train_fraction" in task.variant and "train" not in self.methods[chosen].splits:
+                    continue  # a label budget changes only what a probe is fitted on
                 if chosen in task.skip_methods:
                     skipped[f"{task.name}.{chosen}"] = task.skip_methods[chosen]
                 elif chosen:

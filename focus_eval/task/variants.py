@@ -106,3 +106,18 @@ def expand_corruptions(tasks: Sequence, corruptions: Sequence) -> list:
     for task in tasks:
         out += [task, *(corrupted_task(task, c.label, c.slug) for c in corruptions)]
     return out
+
+
+def budget_task(task, fraction: float, seed: int):
+    """The task whose probes see ``fraction`` of the training patients, drawn with ``seed``."""
+    base = task.variant.get("base_task", task.name)
+    return replace(task, name=f"{task.name}{SEPARATOR}train{fraction:g}-s{seed}",
+                   variant={**task.variant, "base_task": base, "train_fraction": fraction, "train_seed": seed})
+
+
+def expand_budgets(tasks: Sequence, fractions: Sequence[float], seeds: Sequence[int]) -> list:
+    """Each task with all its training patients (as it is) and once per (fraction below 1, seed)."""
+    out = []
+    for task in tasks:
+        out += [task, *(budget_task(task, f, s) for f in fractions if f < 1 for s in seeds)]
+    return out
