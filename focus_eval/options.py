@@ -215,6 +215,10 @@ class RunOptions:
              "0.01,0.1,0.5,1 (by patient, stratified by label); each is a task <task>@train<F>-s<seed>")
     train_seeds: int = option(1, flags=("--train-seeds",), parse=int,
                               help="draws of the training patients per --train-fraction (seeds --seed, --seed+1, ...)")
+    label_rules: list[str] | None = option(
+        None, flags=("--label-rules",), check=check_methods, render=lambda v: [",".join(v)],
+        help="also score every task under the alternative label rules its file declares: 'all' or names, "
+             "comma-separated (e.g. severe: referable DR from severe NPDR); each is a task <task>@<rule>")
     progress: bool = option(True, flags=("--no-progress",), kind=OFF, help="turn the progress bars off")
     argv: list[str] = option(factory=list, kind=RECORD)
 
@@ -268,6 +272,7 @@ EXPLAIN = {
     "corruption": "--corruptions (the image corruption applied)",
     "train_fraction": "--train-fraction (the share of training patients)",
     "train_seed": "the draw of the training patients (--train-seeds)",
+    "label_rule": "--label-rules (the label harmonisation rule)",
     "split_file_sha256": "--split-file or the split file's contents",
     "split_digest": "the train/val/test assignment",
     "data_fingerprint": "the dataset's label files or images",

@@ -14,6 +14,7 @@ def _builtin() -> None:
     ANALYSES.register("prompt-sensitivity", "focus_eval.analysis.prompt_sensitivity:ANALYSIS")
     ANALYSES.register("corruptions", "focus_eval.analysis.corruptions:ANALYSIS")
     ANALYSES.register("label-efficiency", "focus_eval.analysis.label_efficiency:ANALYSIS")
+    ANALYSES.register("label-rule-sensitivity", "focus_eval.analysis.label_rules:ANALYSIS")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

@@ -80,6 +80,10 @@ class Runner:
             from focus_eval.task.variants import expand
 
             self.tasks = expand(self.tasks, options.prompt_variants)
+        if options.label_rules:
+            from focus_eval.task.variants import expand_label_rules
+
+            self.tasks = expand_label_rules(self.tasks, options.label_rules)
         if options.corruptions:
             from focus_eval.data.corruptions import parse
             from focus_eval.task.variants import expand_corruptions

@@ -28,8 +28,9 @@ def test_analyses_are_registered_by_name_and_imported_on_first_use():
             "print(names, [m for m in ('focus_eval.analysis.attribution', 'focus_eval.analysis.deltas') "
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['funbench', 'finetune', 'prompt-sensitivity', 'corruptions', 'label-efficiency'] []"
-    for name in ("funbench", "finetune", "prompt-sensitivity", "corruptions", "label-efficiency"):
+    assert out.strip() == "['funbench', 'finetune', 'prompt-sensitivity', 'corruptions', 'label-efficiency', 'label-rule-sensitivity'] []"
+    for name in ("funbench", "finetune", "prompt-sensitivity", "corruptions", "label-efficiency",
+                 "label-rule-sensitivity"):
         analysis = ANALYSES.get(name)
         assert analysis.name == name and analysis.summary and "\n" not in analysis.summary
         assert callable(analysis.compute) and analysis.inputs

@@ -128,7 +128,7 @@ class PartWriter:
 
         r = self.records[i]
         for n, u in enumerate(self.todo[r.image_id]):
-            label = r.label(u.task.target)
+            label = u.task.label(r)
             if answers is None:
                 write(self.handles[u.stem], sample_line(r, label, None, None, error=error))
                 continue
