@@ -43,7 +43,8 @@ def _builtin() -> None:
     for name, target in (("domains", "views:domains_view"), ("datasets", "views:datasets_view"),
                          ("families", "views:families_view"), ("calibration", "views:calibration_view"),
                          ("fairness", "gapviews:fairness_view"), ("robustness", "gapviews:robustness_view"),
-                         ("finetune", "finetune_page:finetune_view"), ("funbench", "funbench:funbench_view")):
+                         ("finetune", "finetune_page:finetune_view"), ("funbench", "funbench:funbench_view"),
+                         ("fragility", "fragility_page:fragility_view")):
         PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
 
