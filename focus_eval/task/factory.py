@@ -12,7 +12,8 @@ from typing import Any
 from focus_eval.data.records import SPLITS, TARGETS
 from focus_eval.errors import FocusError
 from focus_eval.task.task import Task, compile_prompt
-from focus_eval.task.variants import check_label_rules, check_prompt_variants
+from focus_eval.task.label_rules import check_label_rules
+from focus_eval.task.variants import check_prompt_variants
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AGGREGATIONS = ("macro_mean",)

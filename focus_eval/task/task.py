@@ -154,7 +154,7 @@ class Task:
         if self.label_space is not None:
             return self.label_space.label(record)
         if self.relabel is not None:
-            from focus_eval.task.variants import rule_label
+            from focus_eval.task.label_rules import rule_label
 
             return rule_label(self.relabel, record)
         return record.label(self.target)
