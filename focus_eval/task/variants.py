@@ -9,7 +9,8 @@ A task file (or its target's base file) may declare
 ``--prompt-variants all`` (or ``NAME,...``) turns every task that declares variants into one task per chosen
 variant: ``default`` is the task itself (its ``prompt``, its name, hash and fingerprint unchanged, so its units
 are the ordinary ones and a results line without ``prompt_variant`` is the default's), any other name a copy named ``<task>@<variant>`` whose prompt is that variant's template and
-whose hash covers it. The copy records ``prompt_variant`` and ``base_task`` in ``Task.variant``; the runner
+whose hash covers it (for a multiple-choice task, the variant replaces the question's text; the options
+and their layout stay). The copy records ``prompt_variant`` and ``base_task`` in ``Task.variant``; the runner
 puts them into each unit's fingerprint, so a results line carries them in its ``extra`` and resume never takes
 one variant's samples for another's. Tasks without variants are kept as they are."""
 
@@ -66,6 +67,11 @@ def variant_task(task, name: str):
     if name == DEFAULT:  # the ordinary task: its units are those of a run without --prompt-variants
         return task
     text = task.prompt_variants[name]
+    if task.question is not None:  # a multiple-choice task: the paraphrase replaces the question's text
+        return replace(task, name=f"{task.name}{SEPARATOR}{name}",
+                       question=replace(task.question, text=text, _templates={}),
+                       hash=json_digest({"task_hash": task.hash, "prompt_variant": name, "prompt": text}),
+                       variant={"prompt_variant": name, "base_task": task.name})
     return replace(task, name=f"{task.name}{SEPARATOR}{name}", prompt=text, _template=None,
                    hash=json_digest({"task_hash": task.hash, "prompt_variant": name, "prompt": text}),
                    variant={"prompt_variant": name, "base_task": task.name})

@@ -92,3 +92,19 @@ def test_an_unknown_variant_name_is_refused(data_root, tmp_path):
     with pytest.raises(FocusError, match="no selected task declares plian"):
         Runner(RunOptions(model="tiny-medgemma", tasks="dr_synth_desktop", data_root=data_root,
                           output_path=tmp_path, prompt_variants=["plian"]))
+
+
+def test_a_funbench_variant_asks_its_paraphrase_with_the_same_options():
+    from focus_eval.task.variants import expand
+
+    index = TaskIndex()
+    for name in ("funbench_l1a_modality_ddr", "funbench_l2b_laterality_brset", "funbench_l2a_fovea_position_idrid_loc"):
+        task = index.get(name)
+        assert len(task.prompt_variants) >= 3
+        variants = expand([task], ["all"])
+        assert len(variants) == len(task.prompt_variants) + 1
+        for v in variants[1:]:
+            own, asked = task.question.render(task, None, 0, 7), v.question.render(v, None, 0, 7)
+            assert task.prompt_variants[v.variant["prompt_variant"]] in asked.prompt
+            assert task.question.text not in asked.prompt
+            assert (asked.options, asked.answer) == (own.options, own.answer)
