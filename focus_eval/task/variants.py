@@ -8,8 +8,8 @@ A task file (or its target's base file) may declare
 
 ``--prompt-variants all`` (or ``NAME,...``) turns every task that declares variants into one task per chosen
 variant: ``default`` is the task itself (its ``prompt``, its name, hash and fingerprint unchanged, so its units
-are the ordinary ones and a results line without ``prompt_variant`` is the default's), any other name a copy named ``<task>@<variant>`` whose prompt is that variant's template and
-whose hash covers it (for a multiple-choice task, the variant replaces the question's text; the options
+are the ordinary ones and a results line without ``prompt_variant`` is the default's), any other name a copy
+named ``<task>@<variant>`` whose prompt is that variant's template and whose hash covers it (for a multiple-choice task, the variant replaces the question's text; the options
 and their layout stay). The copy records ``prompt_variant`` and ``base_task`` in ``Task.variant``; the runner
 puts them into each unit's fingerprint, so a results line carries them in its ``extra`` and resume never takes
 one variant's samples for another's. Tasks without variants are kept as they are."""

@@ -28,7 +28,8 @@ def test_analyses_are_registered_by_name_and_imported_on_first_use():
             "print(names, [m for m in ('focus_eval.analysis.attribution', 'focus_eval.analysis.deltas') "
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['funbench', 'finetune', 'prompt-sensitivity', 'corruptions', 'label-efficiency', 'label-rule-sensitivity'] []"
+    assert out.strip() == ("['funbench', 'finetune', 'prompt-sensitivity', 'corruptions', 'label-efficiency', "
+                           "'label-rule-sensitivity'] []")
     for name in ("funbench", "finetune", "prompt-sensitivity", "corruptions", "label-efficiency",
                  "label-rule-sensitivity"):
         analysis = ANALYSES.get(name)

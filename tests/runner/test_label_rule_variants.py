@@ -20,7 +20,8 @@ def test_severe_rule_moves_the_positives_as_it_says(data_root):
     load = load_dataset("synth_desktop", data_root)
     task = TaskIndex().get("referable_dr_synth_desktop")
     base, severe, grade_only = expand_label_rules([task], ["all"])
-    assert (severe.name, grade_only.name) == ("referable_dr_synth_desktop@severe", "referable_dr_synth_desktop@grade_only")
+    assert (severe.name, grade_only.name) == ("referable_dr_synth_desktop@severe",
+                                              "referable_dr_synth_desktop@grade_only")
     # by hand, from the fields the reader recorded
     grades = [(r.dr_grade, "macular_edema" in (r.conditions or ())) for r in load.records]
     assert sum(base.label(r) for r in load.records) == sum(g >= 2 or e for g, e in grades)

@@ -170,6 +170,7 @@ class LinearProbe(EmbeddingMethod):
             result = fit_predict_multilabel(tx, ty, vx, vy, x_test, **options)
         else:
             result = fit_predict(tx, ty, vx, vy, x_test, n_classes=task.n_classes, **options)
-        extra = {**result.info, "n_train": int(len(ty)), "n_train_patients": train_patients, "n_val": 0 if vy is None else int(len(vy)),
+        extra = {**result.info, "n_train": int(len(ty)), "n_train_patients": train_patients,
+                 "n_val": 0 if vy is None else int(len(vy)),
                  "n_errors_train": failed["train"], "n_errors_val": failed["val"]}
         return (result.scores if task.binary else result.probs), result.preds, extra
