@@ -76,3 +76,18 @@ def test_a_budget_makes_units_of_the_probes_only(tmp_path, data_root):
     assert ("dr_synth_desktop@train0.1-s0", "linear_probe") in units
     assert ("dr_synth_desktop", "zero_shot") in units
     assert not any(m == "zero_shot" and "@" in t for t, m in units)
+
+
+def test_resume_keeps_each_draw_apart(tmp_path, data_root, capsys):
+    out = tmp_path / "out"
+    common = ["--no-progress", "--num-workers", "0", "--n-boot", "50", "--model", "tiny-vit", "--tasks",
+              "dr_synth_desktop", "--data-root", str(data_root), "--output-path", str(out), "--cache-dir",
+              str(tmp_path / "cache"), "--train-fraction", "0.1"]
+    assert main(common) == 0
+    first = {r["task"]: r for r in read_jsonl(out / "tiny-vit" / "results.jsonl")}
+    capsys.readouterr()
+    assert main([*common, "--train-seeds", "2"]) == 0
+    assert "finished 1, already done 2" in capsys.readouterr().out
+    second = {r["task"]: r for r in read_jsonl(out / "tiny-vit" / "results.jsonl")}
+    assert set(second) == {*first, "dr_synth_desktop@train0.1-s1"}
+    assert second["dr_synth_desktop@train0.1-s0"] == first["dr_synth_desktop@train0.1-s0"]
