@@ -1,7 +1,7 @@
 """Label rules: named alternative harmonisations of a target's label (``label_rules:`` in a task file,
 ``--label-rules``), and how a record is labelled by one. A rule is ``positive`` clauses (any one makes the
 image positive) and optional ``exclude`` clauses, each ``{field: <label field>, at_least|at_most|equals|contains:
-VALUE}`` over the record's label fields; ``focus_eval.task.variants`` makes a task of each rule."""
+VALUE}`` over the record's label fields (or ``extra.<column>``, a column its reader kept); ``focus_eval.task.variants`` makes a task of each rule."""
 
 from __future__ import annotations
 
@@ -34,13 +34,18 @@ def check_label_rules(value: Any, path: Path) -> dict[str, dict]:
                              "and 'exclude')")
         for clause in [*rule["positive"], *rule.get("exclude", [])]:
             ops = [k for k in clause if k in CLAUSE_OPS] if isinstance(clause, dict) else []
-            if len(ops) != 1 or set(clause) != {"field", ops[0]} or clause["field"] not in LABEL_FIELDS:
+            field_ok = clause.get("field") in LABEL_FIELDS or str(clause.get("field", "")).startswith("extra.") \
+                if ops else False
+            if len(ops) != 1 or set(clause) != {"field", ops[0]} or not field_ok:
                 raise FocusError(f"{path}: label rule {name!r}: a clause is {{field: <label field>, "
                                  f"{'|'.join(CLAUSE_OPS)}: value}}, got {clause!r}")
     return dict(value)
 
 
 def _value(record: Any, name: str) -> Any:
+    """A label field, or ``extra.<column>``: a column the reader kept (PAPILA's ``diagnosis``, with suspects)."""
+    if name.startswith("extra."):
+        return (record.extra or {}).get(name[len("extra."):])
     return record.value(name)
 
 

@@ -65,3 +65,20 @@ def test_report_gives_the_change_under_the_rule(tmp_path, data_root):
     (row,) = json.loads((tmp_path / "r.json").read_text())["rows"]
     assert row["rule"] == "severe" and (row["n_pos_own"], row["n_pos_rule"]) == (own["n_pos"], severe["n_pos"])
     assert row["change"] == pytest.approx(severe["metrics"]["auroc"] - own["metrics"]["auroc"])
+
+
+def test_papila_suspects_counted_positive_on_a_miniature_layout(tmp_path):
+    from helpers.raw_layouts import plain
+
+    from focus_eval.synth import raw_papila
+
+    raw_papila.write(tmp_path / "papila", seed=0, image=plain(64, (140, 70, 35)))
+    load = load_dataset("papila", tmp_path)
+    task = TaskIndex().get("glaucoma_papila")
+    own, suspects = expand_label_rules([task], ["suspects_positive"])
+    diagnoses = [r.extra["diagnosis"] for r in load.records]
+    assert 2 in diagnoses  # the layout has suspects
+    assert sum(own.label(r) or 0 for r in load.records) == diagnoses.count(1)
+    assert sum(own.label(r) is None for r in load.records) == diagnoses.count(2)
+    assert sum(suspects.label(r) for r in load.records) == diagnoses.count(1) + diagnoses.count(2)
+    assert sum(suspects.label(r) == 0 for r in load.records) == diagnoses.count(0)
