@@ -1,6 +1,6 @@
 """Label rules: named alternative harmonisations of a target's label (``label_rules:`` in a task file,
 ``--label-rules``), and how a record is labelled by one. A rule is ``positive`` clauses (any one makes the
-image positive) and optional ``exclude`` clauses, each ``{field: <label field>, at_least|at_most|equals|contains:
+image positive) and optional ``exclude`` clauses, or another ``cohort`` of the dataset (or both), each ``{field: <label field>, at_least|at_most|equals|contains:
 VALUE}`` over the record's label fields (or ``extra.<column>``, a column its reader kept); ``focus_eval.task.variants`` makes a task of each rule."""
 
 from __future__ import annotations
@@ -28,11 +28,13 @@ def check_label_rules(value: Any, path: Path) -> dict[str, dict]:
     for name, rule in value.items():
         if not isinstance(name, str) or not VARIANT_NAME.match(name):
             raise FocusError(f"{path}: label rule name {name!r} must be lower-case letters, digits or '_'")
-        if not isinstance(rule, dict) or not rule.get("positive") or set(rule) - {"description", "positive",
-                                                                                 "exclude"}:
-            raise FocusError(f"{path}: label rule {name!r} needs 'positive' clauses (and may have 'description' "
-                             "and 'exclude')")
-        for clause in [*rule["positive"], *rule.get("exclude", [])]:
+        if not isinstance(rule, dict) or not (rule.get("positive") or rule.get("cohort")) \
+                or set(rule) - {"description", "positive", "exclude", "cohort"}:
+            raise FocusError(f"{path}: label rule {name!r} needs 'positive' clauses or a 'cohort' (and may have "
+                             "'description' and 'exclude')")
+        if rule.get("exclude") and not rule.get("positive"):
+            raise FocusError(f"{path}: label rule {name!r}: 'exclude' needs 'positive' clauses")
+        for clause in [*rule.get("positive", []), *rule.get("exclude", [])]:
             ops = [k for k in clause if k in CLAUSE_OPS] if isinstance(clause, dict) else []
             field_ok = clause.get("field") in LABEL_FIELDS or str(clause.get("field", "")).startswith("extra.") \
                 if ops else False

@@ -132,7 +132,8 @@ def expand_budgets(tasks: Sequence, fractions: Sequence[float], seeds: Sequence[
 def rule_task(task, name: str):
     """The task labelled by its rule ``name``: ``<task>@<name>``, its hash covering the rule."""
     rule = task.label_rules[name]
-    return replace(task, name=f"{task.name}{SEPARATOR}{name}", relabel=rule,
+    return replace(task, name=f"{task.name}{SEPARATOR}{name}", relabel=rule if rule.get("positive") else None,
+                   cohort=rule.get("cohort", task.cohort),
                    hash=json_digest({"task_hash": task.hash, "label_rule": name, "rule": rule}),
                    variant={**task.variant, "base_task": task.variant.get("base_task", task.name),
                             "label_rule": name})

@@ -82,3 +82,19 @@ def test_papila_suspects_counted_positive_on_a_miniature_layout(tmp_path):
     assert sum(own.label(r) is None for r in load.records) == diagnoses.count(2)
     assert sum(suspects.label(r) for r in load.records) == diagnoses.count(1) + diagnoses.count(2)
     assert sum(suspects.label(r) == 0 for r in load.records) == diagnoses.count(0)
+
+
+def test_brset_all_patients_rule_widens_the_cohort(tmp_path):
+    from helpers.raw_layouts import plain
+
+    from focus_eval.synth import raw_brset
+
+    raw_brset.write(tmp_path / "brset", seed=0, image=plain(64, (140, 70, 35)))
+    own, everyone = expand_label_rules([TaskIndex().get("dr_brset")], ["all_patients"])
+    assert (own.cohort, everyone.cohort, everyone.name) == ("diabetic", "all", "dr_brset@all_patients")
+    diabetic, full = load_dataset("brset", tmp_path, cohort=own.cohort), load_dataset("brset", tmp_path, cohort="all")
+    labelled = [r for r in full.records if everyone.label(r) is not None]
+    by_hand = [r for r in labelled if r.extra.get("diabetes") == "yes"]
+    assert len([r for r in diabetic.records if own.label(r) is not None]) == len(by_hand) < len(labelled)
+    # the label rule itself is the task's own: the same image keeps its label
+    assert all(own.label(r) == everyone.label(r) for r in labelled)
