@@ -16,11 +16,22 @@ $(BIN)/focus-eval: setup.cfg pyproject.toml
 	$(call STAGE,installing focus-eval and its test dependencies (torch included: several minutes the first time),$(BIN)/python -m pip install -e '.[test]')
 	@touch $@
 
-.PHONY: install demo test test-fast browser
+.PHONY: install demo demo-full test test-fast browser
 install: $(BIN)/focus-eval
 
 demo: install
 	$(BIN)/focus-eval demo --out demo-out
+
+# The demo, then the fragility runs on its synthetic data (docs/ROBUSTNESS.md), their reports and the site again.
+DEMO_RUN = $(BIN)/focus-eval --data-root demo-out/data --output-path demo-out/results --no-progress
+demo-full: demo
+	$(DEMO_RUN) --model tiny-medgemma --tasks '*_synth_*' --prompt-variants all
+	$(DEMO_RUN) --model efficientnet-lite0 --tasks '*_synth_*' --corruptions blur,jpeg:3,illumination:3,exposure:3,rotation:3
+	$(DEMO_RUN) --model efficientnet-lite0 --tasks '*_synth_*' --methods linear_probe --train-fraction 0.1,0.5,1 --train-seeds 3
+	$(DEMO_RUN) --model efficientnet-lite0 --tasks 'referable_dr_synth_*' --label-rules all
+	for r in prompt-sensitivity corruptions label-efficiency label-rule-sensitivity; do \
+	  $(BIN)/focus-eval report $$r demo-out/results || exit 1; done
+	$(BIN)/focus-eval leaderboard demo-out/results -o demo-out/site
 
 # The browser tests drive Debian's Chromium through Playwright (never `playwright install`).
 browser:

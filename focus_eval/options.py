@@ -223,6 +223,25 @@ class RunOptions:
         factory=list, flags=("--log-to",), kind=APPEND, metavar="mlflow[:URI]|wandb", check=_check_log_to,
         help="after each unit is written, log its parameters, metrics with intervals and sample file to MLflow "
              "(at URI, else MLFLOW_TRACKING_URI) or Weights & Biases; repeatable; a tracker failure only warns")
+    prompt_variants: list[str] | None = option(
+        None, flags=("--prompt-variants",), check=check_methods, render=lambda v: [",".join(v)],
+        help="ask each yes/no task once per prompt paraphrase its file declares: 'all' (the task's own prompt, "
+             "'default', and every variant) or names, comma-separated; each variant is a task <task>@<name>")
+    corruptions: str | None = option(
+        None, flags=("--corruptions",), metavar="KIND[:SEVERITY],...",
+        help="also score every task on corrupted images: blur, jpeg, illumination, exposure, rotation, each at "
+             "severity 1-3 (all three when left out), e.g. blur:3,jpeg; each is a task <task>@<kind><severity> "
+             "(docs/ROBUSTNESS.md)")
+    train_fraction: str | None = option(
+        None, flags=("--train-fraction",), metavar="F,...", parse=validators.fractions,
+        help="also fit the probes (linear_probe, ve_probe) on these fractions of the training patients, e.g. "
+             "0.01,0.1,0.5,1 (by patient, stratified by label); each is a task <task>@train<F>-s<seed>")
+    train_seeds: int = option(1, flags=("--train-seeds",), parse=validators.positive,
+                              help="draws of the training patients per --train-fraction (seeds --seed, --seed+1, ...)")
+    label_rules: list[str] | None = option(
+        None, flags=("--label-rules",), check=check_methods, render=lambda v: [",".join(v)],
+        help="also score every task under the alternative label rules its file declares: 'all' or names, "
+             "comma-separated (e.g. severe: referable DR from severe NPDR); each is a task <task>@<rule>")
     argv: list[str] = option(factory=list, kind=RECORD)
 
     def __post_init__(self):
@@ -270,6 +289,12 @@ EXPLAIN = {
     "method": "the method",
     **{name: DECLARED[name].spec.flags[0] for name in FINGERPRINTED},
     "adapter_digest": "the adapter's weights",
+    "prompt_variant": "--prompt-variants (the prompt paraphrase asked)",
+    "base_task": "the task a variant was made from",
+    "corruption": "--corruptions (the image corruption applied)",
+    "train_fraction": "--train-fraction (the share of training patients)",
+    "train_seed": "the draw of the training patients (--train-seeds)",
+    "label_rule": "--label-rules (the label harmonisation rule)",
     "split_file_sha256": "--split-file or the split file's contents",
     "split_digest": "the train/val/test assignment",
     "data_fingerprint": "the dataset's label files or images",

@@ -48,3 +48,17 @@ def positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected 1 or more, got {text!r}")
     return value
+
+
+def fractions(text) -> str:
+    """--train-fraction 0.01,0.1,0.5,1: comma-separated fractions, each in (0, 1]; kept as written."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    for item in items:
+        try:
+            value = float(item)
+        except (TypeError, ValueError):
+            raise argparse.ArgumentTypeError(f"expected fractions in (0, 1] separated by commas, got {item!r}") \
+                from None
+        if not 0 < value <= 1:  # NaN fails this too
+            raise argparse.ArgumentTypeError(f"a training fraction must be in (0, 1], got {item!r}")
+    return ",".join(str(i).strip() for i in items)

@@ -19,6 +19,10 @@ def _builtin() -> None:
     for name, attr in (("domain-gap", "DOMAIN_GAP"), ("fairness-calibration", "FAIRNESS_CALIBRATION"),
                        ("specialisation", "SPECIALISATION"), ("zero-shot-probe", "ZERO_SHOT_PROBE")):
         ANALYSES.register(name, f"focus_eval.analysis.focus_figures:{attr}")
+    ANALYSES.register("prompt-sensitivity", "focus_eval.analysis.prompt_sensitivity:ANALYSIS")
+    ANALYSES.register("corruptions", "focus_eval.analysis.corruptions:ANALYSIS")
+    ANALYSES.register("label-efficiency", "focus_eval.analysis.label_efficiency:ANALYSIS")
+    ANALYSES.register("label-rule-sensitivity", "focus_eval.analysis.label_rules:ANALYSIS")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

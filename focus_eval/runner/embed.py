@@ -26,11 +26,14 @@ def process_share(items: list, batch_size: int, rank: int, world: int) -> list:
 
 def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size: int, num_workers: int,
                   prepared_root: Path | None = None, progress=None, dtype: torch.dtype | None = None,
-                  batches: MemoryAdaptiveBatches | None = None, stages: StageClock | None = None):
+                  batches: MemoryAdaptiveBatches | None = None, stages: StageClock | None = None,
+                  corruption: str | None = None):
     """Return ({image_id: vector}, {image_id: error}) for ``records``, computing only what the cache lacks.
 
     Each process embeds an interleaved share of the missing images and writes its own shards; after a
     barrier every process reads the complete cache. ``stages`` receives the time of each stage.
+    ``corruption`` (``--corruptions``, e.g. ``blur:3``) is applied to each image after it is read, prepared
+    copy or raw file alike, and is part of every cache key: clean and corrupted vectors never meet.
     """
     # decode (and look for a prepared copy) at the size the transform reads, e.g. 256 before a 224 crop
     size = getattr(adapter.transform, "source_size", None) or adapter.preset.preprocessing.get("size")
@@ -43,12 +46,12 @@ def embed_records(adapter, records, cache: EmbeddingCache, *, state, batch_size:
         # a prepared copy is read as it is, without a second crop; its key says so, so that vectors of the same
         # file read another way are never taken for it
         keys = {image_id: cache_key_for(image_id, path) + ("" if crop else "|as-prepared")
-                for image_id, (path, crop) in sources.items()}
+                + (f"|corrupted:{corruption}" if corruption else "") for image_id, (path, crop) in sources.items()}
         save_digests()
         cached = cache.load(width)
     missing = sorted((r for r in records if keys[r.image_id] not in cached), key=lambda r: r.image_id)
     share = process_share(missing, batch_size, state.process_index, state.num_processes)
-    items = [ImageItem(i, r.image_id, str(sources[r.image_id][0]), size, sources[r.image_id][1])
+    items = [ImageItem(i, r.image_id, str(sources[r.image_id][0]), size, sources[r.image_id][1], corruption)
              for i, r in enumerate(share)]
     bar = progress(total=len(items), desc=f"embed {records[0].dataset}") if progress and items else None
     errors = _embed_items(adapter, items, keys, cache, rank=state.process_index, batch_size=batch_size,

@@ -12,13 +12,15 @@ from typing import Any, Callable
 @dataclass(frozen=True)
 class ImageItem:
     """One image to decode: its position in the work list, its file, the size to draft-decode to, and whether
-    the fundus crop is still to be done (a prepared copy is cropped already and is read as it is)."""
+    the fundus crop is still to be done (a prepared copy is cropped already and is read as it is), and the
+    corruption applied after reading (``--corruptions``; ``focus_eval.data.corruptions``)."""
 
     index: int
     image_id: str
     path: str
     draft_size: int | None
     crop: bool = True
+    corruption: str | None = None
 
 
 def default_workers(processes: int = 1, most: int = 16) -> int:
@@ -71,12 +73,18 @@ def image_sources(records, prepared_root: Path | None, size: int | None, state=N
     return sources
 
 
-def load_image(path: str, draft_size: int | None, crop: bool = True):
+def load_image(path: str, draft_size: int | None, crop: bool = True, corruption: str | None = None,
+               image_id: str = ""):
     """A record's pixels as every path decodes them: ``open_fundus`` (``open_image``: draft decoding, EXIF
-    orientation, RGB; then the fundus crop and resize)."""
+    orientation, RGB; then the fundus crop and resize), then the corruption, seeded by the image id."""
     from focus_eval.data.images import open_fundus
 
-    return open_fundus(Path(path), size=draft_size, crop=crop)
+    image = open_fundus(Path(path), size=draft_size, crop=crop)
+    if corruption:
+        from focus_eval.data.corruptions import apply
+
+        image = apply(image, image_id, corruption)
+    return image
 
 
 class DecodeAndTransform:
@@ -93,7 +101,7 @@ class DecodeAndTransform:
     def timed(self, item: ImageItem) -> tuple[Any, dict[str, float]]:
         """The pixels and the seconds spent decoding (file, crop, resize) and preprocessing (the transform)."""
         start = time.perf_counter()
-        image = load_image(item.path, item.draft_size, item.crop)
+        image = load_image(item.path, item.draft_size, item.crop, item.corruption, item.image_id)
         decoded = time.perf_counter()
         if self.transform is not None:
             worker_half = getattr(self.transform, "pixels", None)

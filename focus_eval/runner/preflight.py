@@ -91,7 +91,9 @@ def _expand_tasks(options) -> list:
             unknown.append(str(exc))
     if unknown:
         raise FocusError("; ".join(unknown))
-    return [index.get(n) for n in index.expand(items, include_proxy=options.include_proxy)]
+    from focus_eval.runner.run import with_variants
+
+    return with_variants([index.get(n) for n in index.expand(items, include_proxy=options.include_proxy)], options)
 
 
 def _plan(check: Preflight, options) -> None:

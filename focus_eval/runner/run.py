@@ -58,6 +58,31 @@ def split_file_digest(path: str) -> str:
         raise FocusError(f"cannot read split file {path}: {exc}") from exc
 
 
+def with_variants(tasks: list, options: RunOptions) -> list:
+    """The tasks with the fragility copies the options ask for: prompt variants, label rules, corruptions and
+    label budgets (each copy a task ``<task>@<...>`` of its own; task/variants.py)."""
+    if options.prompt_variants:
+        from focus_eval.task.variants import expand
+
+        tasks = expand(tasks, options.prompt_variants)
+    if options.label_rules:
+        from focus_eval.task.variants import expand_label_rules
+
+        tasks = expand_label_rules(tasks, options.label_rules)
+    if options.corruptions:
+        from focus_eval.data.corruptions import parse
+        from focus_eval.task.variants import expand_corruptions
+
+        tasks = expand_corruptions(tasks, parse(options.corruptions))
+    if options.train_fraction:
+        from focus_eval.runner.label_budget import parse_fractions
+        from focus_eval.task.variants import expand_budgets
+
+        seeds = [options.seed + k for k in range(max(1, options.train_seeds))]
+        tasks = expand_budgets(tasks, parse_fractions(options.train_fraction), seeds)
+    return tasks
+
+
 def available(preset, name: str) -> bool:
     """Whether ``--methods`` may name ``name`` for ``preset``: a method it lists, one that extends a listed one
     (multiple_choice for prompt), or one every preset of its families runs on request."""
@@ -107,6 +132,8 @@ def plan_units(tasks, preset, methods: dict, names: list[str]) -> tuple[list[Uni
                     chosen = other
                     methods.setdefault(other, cls())
                     break
+            if chosen and "train_fraction" in task.variant and "train" not in methods[chosen].splits:
+                continue  # a label budget changes only what a probe is fitted on
             if chosen in task.skip_methods:
                 skipped[f"{task.name}.{chosen}"] = task.skip_methods[chosen]
             elif chosen:
@@ -133,6 +160,7 @@ class Runner:
         self.preset = load_preset(options.model, dict(options.model_args))
         self.index = index = TaskIndex(include_paths=[Path(p) for p in options.include_path])
         self.tasks = [index.get(n) for n in index.expand(options.tasks, include_proxy=options.include_proxy)]
+        self.tasks = with_variants(self.tasks, options)
         methods = options.methods or list(self.preset.methods)
         self.methods = select_methods(self.preset, methods)
         self.units, unserved, skipped = plan_units(self.tasks, self.preset, self.methods, methods)
@@ -164,7 +192,7 @@ class Runner:
                 "adapter": self.adapter_id, "n_boot": o.n_boot,
                 "split_file_sha256": split_file_digest(split_file) if split_file else None,
                 "use_prepared": o.use_prepared, **self.adapter_training(),
-                **self.methods[unit.method].inputs(unit.task),
+                **self.methods[unit.method].inputs(unit.task), **unit.task.variant,
                 **self.data_provenance.get((unit.task.dataset, unit.task.cohort), {})}
 
     def record_data(self, load, cohort) -> None:
@@ -344,13 +372,21 @@ class Runner:
                   f"('focus-eval datasets check {load.name}' lists them)", file=sys.stderr)
 
     def score_dataset(self, context: RunContext, load, units: list[Unit]) -> None:
-        """Every pending unit of one dataset: embedding methods share one embedding pass, then each method
-        scores its own units."""
+        """Every pending unit of one dataset, clean images first, then each corruption's units on their own."""
+        by_corruption: dict[str | None, list[Unit]] = defaultdict(list)
+        for u in units:
+            by_corruption[u.task.variant.get("corruption")].append(u)
+        for corruption, group in sorted(by_corruption.items(), key=lambda kv: kv[0] or ""):
+            self.score_images(context, load, group, corruption)
+
+    def score_images(self, context: RunContext, load, units: list[Unit], corruption: str | None) -> None:
+        """Units of one dataset on the same images: embedding methods share one embedding pass, then each
+        method scores its own units."""
         by_method: dict[str, list[Unit]] = defaultdict(list)
         for u in units:
             by_method[u.method].append(u)
         embedded = [u for u in units if self.methods[u.method].kind == EMBEDDING]
-        embeddings = self.embed_units(load, embedded) if embedded else None
+        embeddings = self.embed_units(load, embedded, corruption) if embedded else None
         self.dataset_load = load  # the meta of every unit finished below records this load's split policy
         context = context.with_dataset(load, embeddings)
         # methods over embeddings first (they need only the main process from here on), as the units are listed
@@ -371,7 +407,7 @@ class Runner:
             for u in units:
                 atomic_write_text(self.layout.started(u.task.name, u.method), dumps(self.fingerprint(u)) + "\n")
 
-    def embed_units(self, load, units: list[Unit]) -> Embeddings | None:
+    def embed_units(self, load, units: list[Unit], corruption: str | None = None) -> Embeddings | None:
         """Embed, once, every image any of ``units`` needs (the splits its method declares)."""
         adapter = self.load_adapter()
         # a multimodal LLM's vision tower serves as its encoder (ve_probe)
@@ -382,11 +418,14 @@ class Runner:
                                   f"encoder for {u.method}")
             return None
         needed: dict[str, Any] = {}
+        tested: set[str] = set()
         for u in units:
             for split in self.methods[u.method].splits:
                 limit = self.options.limit if split == "test" else None
                 for r in task_records(load, u.task, split, limit):
                     needed[r.image_id] = r
+                    if split == "test":
+                        tested.add(r.image_id)
         records = sorted(needed.values(), key=lambda r: r.image_id)
         if not records:
             for u in units:
@@ -399,10 +438,20 @@ class Runner:
         root = Path(self.options.cache_dir) if self.options.cache_dir else cache_dir("embeddings")
         cache = EmbeddingCache(root, adapter.cache_key, load.name)
         prepared = Path(self.options.data_root) if self.options.use_prepared and self.options.data_root else None
-        vectors, errors = embed_records(
-            adapter, records, cache, state=self.state, batch_size=self.batch_size(),
-            num_workers=self.num_workers(), prepared_root=prepared, progress=self.progress,
-            dtype=self.compute_dtype(), batches=self.batches)
+        vectors, errors = {}, {}
+        # a corruption is applied to test images only: probes are fitted on clean images, as a model is
+        # trained before it meets images taken badly
+        for part, corrupt in ((records, None),) if not corruption else (
+                ([r for r in records if r.image_id not in tested], None),
+                ([r for r in records if r.image_id in tested], corruption)):
+            if not part:
+                continue
+            found, failed = embed_records(
+                adapter, part, cache, state=self.state, batch_size=self.batch_size(),
+                num_workers=self.num_workers(), prepared_root=prepared, progress=self.progress,
+                dtype=self.compute_dtype(), batches=self.batches, corruption=corrupt)
+            vectors.update(found)
+            errors.update(failed)
         return Embeddings(vectors, errors)
 
     # ----------------------------------------------------------------------------------------------

@@ -17,7 +17,11 @@ TASK_KEYS = ("task", "tag", "dataset", "target", "cohort", "proxy", "splits", "p
              # multi-class, multi-label and multiple-choice tasks (focus_eval.task.outputs, .questions)
              "output_type", "classes", "ordinal", "question",
              # methods that do not score this task, each with the reason recorded in its place
-             "skip_methods")
+             "skip_methods",
+             # named paraphrases of the yes/no prompt (--prompt-variants; focus_eval.task.variants)
+             "prompt_variants",
+             # named alternative harmonisations of the label (--label-rules; focus_eval.task.variants)
+             "label_rules")
 METADATA_KEYS = ("version", "label_rule", "description")
 GROUP_KEYS = ("group", "task", "aggregation", "metadata")
 GROUPS_FILE = "_groups.yaml"

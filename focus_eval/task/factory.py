@@ -12,6 +12,8 @@ from typing import Any
 from focus_eval.data.records import SPLITS, TARGETS
 from focus_eval.errors import FocusError
 from focus_eval.task.task import Task, compile_prompt
+from focus_eval.task.label_rules import check_label_rules
+from focus_eval.task.variants import check_prompt_variants
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 AGGREGATIONS = ("macro_mean",)
@@ -148,7 +150,10 @@ def build_task(config: dict[str, Any], path: Path) -> Task:
     task = Task(
         name=name, dataset=config["dataset"], target=config["target"], cohort=cohort, proxy=proxy,
         tags=tuple(dict.fromkeys(tags)), splits=_check_splits(config["splits"], path),
-        metadata=_check_metadata(config["metadata"], path), path=path, hash=config_hash(config),
+        metadata=_check_metadata(config["metadata"], path), path=path,
+        hash=config_hash({k: v for k, v in config.items() if k not in ("prompt_variants", "label_rules")}),
+        prompt_variants=check_prompt_variants(config.get("prompt_variants"), path),
+        label_rules=check_label_rules(config.get("label_rules"), path),
         config=config, _template=compile_prompt(output["prompt"], path),
         skip_methods=_check_skip_methods(config.get("skip_methods", {}), path), **output,
     )

@@ -88,6 +88,14 @@ class Task:
     question: Any = None
     # method name -> why that method does not score this task (FunBench leaves some tasks out of some modes)
     skip_methods: dict[str, str] = field(default_factory=dict)
+    # named paraphrases of ``prompt`` (``prompt_variants:`` in the task file; focus_eval.task.variants)
+    prompt_variants: dict[str, str] = field(default_factory=dict)
+    # what makes this task a variant of another (prompt_variant, base_task, ...): added to every unit's
+    # fingerprint and so copied into its results line's extra
+    variant: dict[str, Any] = field(default_factory=dict)
+    # named alternative label rules (``label_rules:``), and the one this task is labelled by (None: the reader's)
+    label_rules: dict[str, dict] = field(default_factory=dict)
+    relabel: dict[str, Any] | None = field(default=None, repr=False)
 
     @property
     def binary(self) -> bool:
@@ -145,6 +153,10 @@ class Task:
         """0/1 for a binary task; a class index, or sorted class indices for a multi-answer task."""
         if self.label_space is not None:
             return self.label_space.label(record)
+        if self.relabel is not None:
+            from focus_eval.task.label_rules import rule_label
+
+            return rule_label(self.relabel, record)
         return record.label(self.target)
 
     def label_vector(self, record: Any) -> int | list[int]:

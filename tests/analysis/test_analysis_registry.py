@@ -30,8 +30,10 @@ def test_analyses_are_registered_by_name_and_imported_on_first_use():
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ("['funbench', 'finetune', 'ranks', 'pairwise', 'operating-points', 'recalibration', "
-                           "'domain-gap', 'fairness-calibration', 'specialisation', 'zero-shot-probe'] []")
-    for name in ("funbench", "finetune"):
+                           "'domain-gap', 'fairness-calibration', 'specialisation', 'zero-shot-probe', "
+                           "'prompt-sensitivity', 'corruptions', 'label-efficiency', 'label-rule-sensitivity'] []")
+    for name in ("funbench", "finetune", "prompt-sensitivity", "corruptions", "label-efficiency",
+                 "label-rule-sensitivity"):
         analysis = ANALYSES.get(name)
         assert analysis.name == name and analysis.summary and "\n" not in analysis.summary
         assert callable(analysis.compute) and analysis.inputs

@@ -19,6 +19,7 @@ from focus_eval.leaderboard.draw.samples import load_samples
 from focus_eval.leaderboard.draw.slugs import assign_slugs
 from focus_eval.leaderboard.draw.templates import environment
 from focus_eval.leaderboard.pages import groups
+from focus_eval.leaderboard.pages.fragility_page import is_variant
 from focus_eval.leaderboard.pages.maintable import main_rows
 from focus_eval.leaderboard.pages.sample_pages import make_thumbnails, sample_links
 from focus_eval.leaderboard.pages.site import Site
@@ -115,9 +116,10 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
     """Group the lines every way the pages show them."""
     entries = collection.entries
     # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (pages.funbench); a line of
-    # low coverage is ranked nowhere
+    # low coverage is ranked nowhere; lines of fragility runs (a prompt variant, corruption, label budget or rule)
+    # are on the fragility page
     ranked = [e for e in entries if (include_limited or not e.limited) and not e.line.output_type
-              and not e.low_coverage]
+              and not e.low_coverage and not is_variant(e)]
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
     configs = groups.configurations(ranked, catalog, include_proxy)

@@ -117,6 +117,8 @@ def overview_context(site: Site, views: list[ViewPage]) -> dict[str, Any]:
         "n_excluded": 0 if site.include_proxy else len(site.ranked) - len(included(site.ranked)),
         "n_limited": 0 if site.include_limited else site.n_limited,
         "has_trained": site.has_trained,
+        # one sentence per target and fragility analysis: whether its ranking holds (pages.fragility_page)
+        "stability": next((v.context["stability"] for v in views if v.name == "fragility"), []),
     }
 
 

@@ -50,7 +50,8 @@ def _builtin() -> None:
                          ("domain-gap", "focus_pages:domain_gap_view"),
                          ("fairness-calibration", "focus_pages:fairness_calibration_view"),
                          ("specialisation", "focus_pages:specialisation_view"),
-                         ("zero-shot-probe", "focus_pages:zero_shot_probe_view")):
+                         ("zero-shot-probe", "focus_pages:zero_shot_probe_view"),
+                         ("fragility", "fragility_page:fragility_view")):
         PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
 

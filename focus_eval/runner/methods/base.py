@@ -51,8 +51,14 @@ class RunContext:
     embeddings: Embeddings | None = None
 
     def records(self, unit: Unit, split: str, limit: bool = False):
-        """The unit's task records of one split; ``limit`` applies ``--limit`` (test images only)."""
-        return task_records(self.load, unit.task, split, self.options.limit if limit else None)
+        """The unit's task records of one split; ``limit`` applies ``--limit`` (test images only); the train split
+        is cut to the task's label budget (``--train-fraction``; ``runner.label_budget``)."""
+        rows = task_records(self.load, unit.task, split, self.options.limit if limit else None)
+        if split == "train" and "train_fraction" in unit.task.variant:
+            from focus_eval.runner.label_budget import budget_records
+
+            rows = budget_records(unit.task, rows)
+        return rows
 
     def with_dataset(self, load, embeddings: Embeddings | None = None) -> "RunContext":
         return replace(self, load=load, embeddings=embeddings)

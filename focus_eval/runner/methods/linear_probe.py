@@ -159,6 +159,7 @@ class LinearProbe(EmbeddingMethod):
                              f"of the probe (first: {first}: {context.embeddings.errors.get(first, 'not embedded')})")
             return (None, None) if x is None else (x, np.array([task.label_vector(r) for r in rows]))
 
+        train_patients = len({r.patient_id or r.image_id for r in context.records(unit, "train")})
         tx, ty = xy("train")
         if tx is None:
             raise FocusError(f"task {task.name}: no train images could be embedded")
@@ -169,6 +170,7 @@ class LinearProbe(EmbeddingMethod):
             result = fit_predict_multilabel(tx, ty, vx, vy, x_test, **options)
         else:
             result = fit_predict(tx, ty, vx, vy, x_test, n_classes=task.n_classes, **options)
-        extra = {**result.info, "n_train": int(len(ty)), "n_val": 0 if vy is None else int(len(vy)),
+        extra = {**result.info, "n_train": int(len(ty)), "n_train_patients": train_patients,
+                 "n_val": 0 if vy is None else int(len(vy)),
                  "n_errors_train": failed["train"], "n_errors_val": failed["val"]}
         return (result.scores if task.binary else result.probs), result.preds, extra

@@ -130,7 +130,7 @@ class PartWriter:
 
         r = self.records[i]
         for n, u in enumerate(self.todo[r.image_id]):
-            label = r.label(u.task.target)
+            label = u.task.label(r)
             if answers is None:
                 write(self.handles[u.stem], sample_line(r, label, None, None, error=error))
                 continue
@@ -194,7 +194,8 @@ class PromptMethod(Method):
             _clean_torn_tail(path)
             handles[u.stem] = path.open("a", encoding="utf-8")
         size = decode_size(context.preset.preprocessing)  # JPEG draft decoding stops at or above it, never below
-        items = [ImageItem(i, image_id, str(sources[image_id][0]), size, sources[image_id][1])
+        corruption = units[0].task.variant.get("corruption")  # the runner groups units by corruption
+        items = [ImageItem(i, image_id, str(sources[image_id][0]), size, sources[image_id][1], corruption)
                  for i, image_id in enumerate(share)]
         records = [by_id[image_id] for image_id in share]
         prompts = self.prompts(context, todo, records)
