@@ -5,13 +5,19 @@ An adapter that holds a secret (the ``openai_chat`` API key) registers its value
 when it loads; :func:`redact` then replaces that value wherever it occurs, and, whether registered or not,
 anything shaped like a credential: ``Bearer <token>`` (and ``Basic``), ``sk-...`` keys, the user and
 password of a URL, and ``api_key=``/``token=``/``password=``-style query and form fields. Each becomes ``***``.
+
+A secret is masked in the forms a message can carry it in, not only as typed: percent-encoded (as a URL or a form
+body quotes it, upper- or lower-case hex, ``+`` or ``%20`` for a space), escaped as a JSON string, and inside the
+base64 of an HTTP Basic ``user:secret`` pair (the ``Basic`` pattern masks any such token).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from typing import Iterable
+from urllib.parse import quote, quote_plus
 
 MASK = "***"
 # a value shorter than this is not registered: masking every "abc" in a message would hide the message
@@ -29,6 +35,16 @@ _PATTERNS = [
                 r"(\"?\s*[=:]\s*\"?)([^&\s\"',;}]{4,})"), r"\1\2" + MASK),
     (re.compile(r"(?i)([?&;]|\b)(key|token|sig)=([^&\s\"',;}]{4,})"), r"\1\2=" + MASK),
 ]
+
+
+def encoded_forms(secret: str) -> set[str]:
+    """``secret`` and the other spellings a message may carry it in: percent-encoded (every reserved character,
+    or only those a URL path escapes; upper- and lower-case hex; ``+`` for a space) and JSON-escaped."""
+    forms = {secret, json.dumps(secret, ensure_ascii=True)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1]}
+    for encoded in (quote(secret, safe=""), quote(secret), quote_plus(secret), quote_plus(secret, safe="/")):
+        forms.add(encoded)
+        forms.add(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), encoded))
+    return {f for f in forms if len(f) >= MIN_SECRET_LENGTH}
 
 
 def register_secret(value: str | None) -> None:
@@ -51,7 +67,7 @@ def redact(text: object, secrets: Iterable[str] = ()) -> str:
     with _LOCK:
         known = set(_SECRETS)
     known.update(s for s in secrets if s and len(s) >= MIN_SECRET_LENGTH)
-    for secret in sorted(known, key=len, reverse=True):
+    for secret in sorted({f for s in known for f in encoded_forms(s)}, key=len, reverse=True):
         out = out.replace(secret, MASK)
     for pattern, replacement in _PATTERNS:
         out = pattern.sub(replacement, out)
