@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import argparse
 
-# More resamples than this add nothing to a 95% interval, and the resample weights take
-# n_boot x images x 8 bytes of memory.
+# More resamples than this add nothing to a 95% interval (the bound is about usefulness: the resamples are made in
+# chunks within a memory budget, metrics.resamples, whatever n_boot and the number of images).
 MAX_N_BOOT = 100_000
 
 
@@ -22,7 +22,7 @@ def n_boot(text: str) -> int:
     value = _integer(text)
     if not 1 <= value <= MAX_N_BOOT:
         raise argparse.ArgumentTypeError(f"expected 1 to {MAX_N_BOOT} resamples, got {text!r} (more add nothing "
-                                         "to a 95% interval and need n_boot x images x 8 bytes of memory)")
+                                         "to a 95% interval)")
     return value
 
 

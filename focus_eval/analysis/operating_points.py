@@ -25,7 +25,7 @@ from focus_eval.errors import FocusError
 from focus_eval.files import load_yaml_file
 from focus_eval.metrics.bootstrap import percentile_ci
 from focus_eval.metrics.operating import Rule, choose_threshold, rates_batch
-from focus_eval.metrics.paired import resample_weights
+from focus_eval.metrics.resamples import Resamples
 from focus_eval.results.collect import Collection, Entry
 
 PRESET = Path(__file__).with_name("endpoints.yaml")
@@ -157,10 +157,9 @@ def _xy(rows: list[dict], normalised: bool) -> tuple[np.ndarray, np.ndarray, np.
 def apply_threshold(y, score, patients, threshold: float, options: ReportOptions, stream: int) -> dict[str, Any]:
     """The four rates at ``threshold`` with patient-bootstrap intervals for sensitivity and specificity."""
     point = {k: v[0] for k, v in rates_batch(y, score, threshold, np.ones((1, y.size))).items()}
-    chunks = [rates_batch(y, score, threshold, w) for w in resample_weights(patients, options.n_boot, options.seed,
-                                                                             stream)]
-    ci = {k: percentile_ci(np.concatenate([c[k] for c in chunks])) if chunks else [None, None]
-          for k in ("sensitivity", "specificity")}
+    resamples = Resamples(patients, options.n_boot, options.seed, stream=stream, point=False)
+    replicates = resamples.map(lambda w: rates_batch(y, score, threshold, w)) if resamples.rows else None
+    ci = {k: percentile_ci(replicates[k]) if replicates else [None, None] for k in ("sensitivity", "specificity")}
     value = {k: (float(v) if np.isfinite(v) else None) for k, v in point.items()}
     return {**value, "sens_ci": ci["sensitivity"], "spec_ci": ci["specificity"], "n": int(y.size)}
 

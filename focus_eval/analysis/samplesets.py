@@ -184,7 +184,7 @@ def with_samples(entries: Sequence[Entry], split: str = "test") -> tuple[list[En
 
 
 def task_streams(entries: Iterable[Entry]) -> dict[str, int]:
-    """Each task's stream of resamples (``metrics.paired.resample_weights``): its place among the tasks' names,
+    """Each task's stream of resamples (``metrics.resamples.Resamples``): its place among the tasks' names,
     so every analysis draws the same resamples for a task and different tasks draw independently."""
     return {task: i for i, task in enumerate(sorted({e.line.task for e in entries}))}
 

@@ -6,6 +6,7 @@ they come from, x to the right and y downwards, so "superior" is the upper half 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Mapping
 
@@ -87,6 +88,13 @@ def centroid(mask: np.ndarray) -> Point | None:
     if not len(xs):
         return None
     return float(xs.mean()), float(ys.mean())
+
+
+def in_frame(point: Point, size: tuple[int, int]) -> bool:
+    """Whether a centre lies in the frame of an image of ``size`` (width, height): both coordinates finite,
+    0 <= x <= width and 0 <= y <= height (pixel edges: (0, 0) is the image's top-left corner)."""
+    x, y = point
+    return math.isfinite(x) and math.isfinite(y) and 0 <= x <= size[0] and 0 <= y <= size[1]
 
 
 def fovea_side(disc: Point | None, fovea: Point | None) -> str | None:

@@ -165,8 +165,16 @@ def read_rows(load: DatasetLoad, matcher: ImageMatcher, rows: Iterable[T], liste
 
 def _warn_ages(load: DatasetLoad, label_file, implausible: list[tuple[int | None, float]]) -> None:
     """Count the ages read as missing (``load.metadata["implausible_ages"]``) and name their rows."""
-    load.metadata["implausible_ages"] = load.metadata.get("implausible_ages", 0) + len(implausible)
-    shown = ", ".join(f"row {row} ({age:g})" for row, age in implausible[:10])
-    more = f" and {len(implausible) - 10} more" if len(implausible) > 10 else ""
-    load.warnings.append(f"{label_file}: {len(implausible)} implausible age(s) read as missing (plausible: above "
-                         f"{AGE_MIN:g} and at most {AGE_MAX:g} years; 0 is a missing-value code): {shown}{more}")
+    warn_implausible(load, "implausible_ages", label_file, "implausible age(s)",
+                     f"plausible: above {AGE_MIN:g} and at most {AGE_MAX:g} years; 0 is a missing-value code",
+                     [(row, f"{age:g}") for row, age in implausible])
+
+
+def warn_implausible(load: DatasetLoad, key: str, label_file, what: str, rule: str,
+                     cases: list[tuple[int | None, str]]) -> None:
+    """The one report of implausible values read as missing: their count added to ``load.metadata[key]`` and
+    one warning naming the label file, the rule and the rows (the first ten, with the value each row gives)."""
+    load.metadata[key] = load.metadata.get(key, 0) + len(cases)
+    shown = ", ".join(f"row {row} ({value})" for row, value in cases[:10])
+    more = f" and {len(cases) - 10} more" if len(cases) > 10 else ""
+    load.warnings.append(f"{label_file}: {len(cases)} {what} read as missing ({rule}): {shown}{more}")

@@ -40,7 +40,7 @@ import numpy as np
 
 from focus_eval.errors import FocusError
 from focus_eval.metrics.arrays import SampleArrays, metric_batch
-from focus_eval.metrics.bootstrap import (DEFAULT_N_BOOT, bh_qvalues, bootstrap_p, cluster_weights, paired_delta,
+from focus_eval.metrics.bootstrap import (DEFAULT_N_BOOT, bh_qvalues, bootstrap_p, bootstrap_weights, paired_delta,
                                           percentile_ci)
 from focus_eval.metrics.core import METRIC_FUNCTIONS
 from focus_eval.results.power import underpowered
@@ -239,14 +239,16 @@ def joint_deltas(comparisons: Sequence[PairedUnit], metric: str, n_boot: int, se
     for dataset, members in sorted(by_dataset.items()):
         rows = [_usable(comparisons[k], metric) for k in members]
         patients = np.concatenate([comparisons[k].base.patient_id[r] for k, r in zip(members, rows)])
-        draws = cluster_weights(patients, n_boot, _dataset_seed(seed, dataset))
-        weights = np.vstack([np.ones((1, patients.size)), draws])
-        start = 0
-        for k, r in zip(members, rows):
-            w = weights[:, start:start + int(r.sum())]
-            start += int(r.sum())
-            c = comparisons[k]
-            out[k] = metric_batch(metric, c.tuned.take(r), w) - metric_batch(metric, c.base.take(r), w)
+        stops = np.cumsum([int(r.sum()) for r in rows])
+        pairs = [(comparisons[k].base.take(r), comparisons[k].tuned.take(r)) for k, r in zip(members, rows)]
+
+        def deltas(weights: np.ndarray) -> dict[int, np.ndarray]:
+            parts = np.split(weights, stops[:-1], axis=1)
+            return {k: metric_batch(metric, tuned, w) - metric_batch(metric, base, w)
+                    for k, (base, tuned), w in zip(members, pairs, parts)}
+
+        for k, values in bootstrap_weights(patients, n_boot, _dataset_seed(seed, dataset)).map(deltas).items():
+            out[k] = values
     return out
 
 

@@ -15,6 +15,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from focus_eval.metrics.core import METRIC_FUNCTIONS
+from focus_eval.metrics.resamples import Resamples, over
 
 
 def _field(sample: Any, name: str) -> Any:
@@ -107,15 +108,17 @@ class SampleArrays:
         return self.has_score if column == "score" else self.has_pred
 
 
-def metric_batch(name: str, arrays: SampleArrays, weights: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
-    """One metric over the rows it may use (and ``mask``, e.g. a subgroup), for each row of ``weights``."""
+def metric_batch(name: str, arrays: SampleArrays, weights: "np.ndarray | Resamples",
+                 mask: np.ndarray | None = None) -> np.ndarray:
+    """One metric over the rows it may use (and ``mask``, e.g. a subgroup), for each row of ``weights`` (a weight
+    matrix, or ``Resamples`` run chunk by chunk)."""
     function, column = METRIC_FUNCTIONS[name]
     rows = arrays.rows(column) if mask is None else arrays.rows(column) & mask
     values = arrays.score if column == "score" else arrays.pred
     if name == "accuracy":
         missed = arrays.unparsed & ~arrays.error & (True if mask is None else mask)
         rows, values = rows | missed, np.where(missed, 1.0 - arrays.y, values)
-    return function(arrays.y[rows], values[rows], weights[:, rows])
+    return over(weights, lambda w: function(arrays.y[rows], values[rows], w[:, rows]))
 
 
 def pair_samples(base: Iterable[Any], tuned: Iterable[Any]) -> tuple[SampleArrays, SampleArrays]:

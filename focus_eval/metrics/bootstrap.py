@@ -2,7 +2,8 @@
 
 A resample draws as many patients as the data has, with replacement, and keeps all images of each drawn
 patient; where every image is its own patient this is the ordinary image bootstrap. Resamples are row
-multiplicities (a weight matrix), so every metric runs once over all resamples at the same time.
+multiplicities (weight rows), made in chunks within a memory budget (``metrics.resamples``); a metric runs once
+per chunk over all its resamples at the same time.
 
 The p-value of a paired delta is the reference's bootstrap-percentile p,
     p = 2 * min((1 + #{d* <= 0}) / (B + 1), (1 + #{d* >= 0}) / (B + 1)), clipped at 1,
@@ -19,48 +20,17 @@ import numpy as np
 
 from focus_eval.metrics.arrays import SampleArrays, metric_batch
 from focus_eval.metrics.core import METRIC_FUNCTIONS
+from focus_eval.metrics.resamples import Resamples
 
 DEFAULT_N_BOOT = 1000
 DEFAULT_SEED = 0
 CI_LEVEL = 0.95
-# The resample weights are n_boot x images float64 values (and the draws as many integers): past this many
-# bytes a bootstrap is refused with the figures instead of exhausting the host's memory.
-MAX_WEIGHT_BYTES_ENV = "FOCUS_BOOT_MAX_GB"
-DEFAULT_MAX_WEIGHT_GB = 4.0
 
 
-def check_bootstrap_memory(n_boot: int, n_rows: int) -> None:
-    """A FocusError naming --n-boot, the rows and the bytes when the resample weights would pass the limit
-    (``$FOCUS_BOOT_MAX_GB``, default 4 GB)."""
-    import os
-
-    from focus_eval.errors import FocusError
-
-    limit_gb = float(os.environ.get(MAX_WEIGHT_BYTES_ENV) or DEFAULT_MAX_WEIGHT_GB)
-    need_gb = 2 * 8 * max(n_boot, 0) * max(n_rows, 1) / 1e9  # the weights, and the draws they come from
-    if need_gb > limit_gb:
-        raise FocusError(f"--n-boot {n_boot} over {n_rows} images needs about {need_gb:.1f} GB for the bootstrap "
-                         f"(limit {limit_gb:g} GB, ${MAX_WEIGHT_BYTES_ENV}); use a smaller --n-boot")
-
-
-def cluster_weights(clusters: Sequence[Any], n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED) -> np.ndarray:
-    """(n_boot, n) row multiplicities of ``n_boot`` cluster resamples; fixed by ``seed``."""
-    check_bootstrap_memory(n_boot, len(clusters))
-    _, cluster_of_row = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
-    n_clusters = int(cluster_of_row.max()) + 1 if cluster_of_row.size else 0
-    if n_boot <= 0 or n_clusters == 0:
-        return np.zeros((max(n_boot, 0), cluster_of_row.size))
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, n_clusters, size=(n_boot, n_clusters))
-    offsets = (np.arange(n_boot) * n_clusters)[:, None]
-    counts = np.bincount((draws + offsets).ravel(), minlength=n_boot * n_clusters).reshape(n_boot, n_clusters)
-    return counts[:, cluster_of_row].astype(float)
-
-
-def bootstrap_weights(clusters: Sequence[Any], n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED) -> np.ndarray:
-    """(1 + n_boot, n): a row of ones (the point estimate) on top of the cluster resamples."""
-    resamples = cluster_weights(clusters, n_boot, seed)
-    return np.vstack([np.ones((1, resamples.shape[1])), resamples])
+def bootstrap_weights(clusters: Sequence[Any], n_boot: int = DEFAULT_N_BOOT, seed: int = DEFAULT_SEED) -> Resamples:
+    """A point row of ones on top of ``n_boot`` cluster resamples fixed by ``seed``, made chunk by chunk within the
+    memory budget as a metric runs over them (``metrics.resamples``)."""
+    return Resamples(clusters, n_boot, seed)
 
 
 def ci_method(image_ids: Sequence[Any], patient_ids: Sequence[Any]) -> str:
@@ -153,9 +123,10 @@ def paired_delta(base: SampleArrays, tuned: SampleArrays, metric: str, n_boot: i
     usable = {"score": both, "pred": both_pred}
     column = METRIC_FUNCTIONS[metric][1]
     rows = usable[column]
-    weights = bootstrap_weights(base.patient_id[rows], n_boot, seed)
-    a = metric_batch(metric, base.take(rows), weights)
-    b = metric_batch(metric, tuned.take(rows), weights)
+    base_rows, tuned_rows = base.take(rows), tuned.take(rows)
+    values = bootstrap_weights(base.patient_id[rows], n_boot, seed).map(
+        lambda w: {"a": metric_batch(metric, base_rows, w), "b": metric_batch(metric, tuned_rows, w)})
+    a, b = values["a"], values["b"]
     deltas = b - a
     delta, interval = summarize(deltas, level)
     return {

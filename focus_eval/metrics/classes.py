@@ -39,6 +39,7 @@ from focus_eval.metrics.bootstrap import summarize
 from focus_eval.metrics.fairness import FAIRNESS_GAPS, age_groups, n_min, sex_groups, spread_batches
 from focus_eval.metrics.fairness import MIN_GROUP_SIZE as FAIRNESS_MIN
 from focus_eval.metrics.robustness import MIN_GROUP_SIZE as QUALITY_MIN
+from focus_eval.metrics.resamples import Resamples, over
 from focus_eval.metrics.robustness import QUALITY_GAPS, quality_groups
 from focus_eval.results.schema import CLASS_METRICS
 
@@ -144,8 +145,8 @@ def _nanmean(values: np.ndarray, axis: int) -> np.ndarray:
 
 def counts(y: np.ndarray, pred: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, ...]:
     """(TP, FP, FN, TN) per weight row and class, each (B, K); ``pred`` may hold expected (fractional) values."""
-    tp, fp = w @ (y * pred), w @ ((1 - y) * pred)
-    fn, tn = w @ (y * (1 - pred)), w @ ((1 - y) * (1 - pred))
+    tp, fp = core.row_sums(w, y * pred), core.row_sums(w, (1 - y) * pred)
+    fn, tn = core.row_sums(w, y * (1 - pred)), core.row_sums(w, (1 - y) * (1 - pred))
     return tp, fp, fn, tn
 
 
@@ -197,29 +198,31 @@ def ece_batch(y, probs, w, multilabel: bool) -> np.ndarray:
 def brier_batch(y, probs, w, multilabel: bool) -> np.ndarray:
     squared = (probs - y) ** 2
     per_row = squared.mean(1) if multilabel else squared.sum(1)
-    return core._divide(w @ per_row, w.sum(1))
+    return core._divide(core.row_sums(w, per_row), w.sum(1))
 
 
-def class_metric_batch(name: str, arrays: ClassArrays, weights: np.ndarray) -> np.ndarray:
-    """One CLASS_METRICS metric over the rows it may use, for each row of ``weights``."""
+def class_metric_batch(name: str, arrays: ClassArrays, weights: "np.ndarray | Resamples") -> np.ndarray:
+    """One CLASS_METRICS metric over the rows it may use, for each row of ``weights`` (a weight matrix, or
+    ``Resamples`` run chunk by chunk)."""
     usable = ~arrays.error
     if name in ("macro_auroc", "ece", "brier"):
         rows = arrays.has_probs
-        y, probs, w = arrays.y[rows], arrays.probs[rows], weights[:, rows]
+        y, probs = arrays.y[rows], arrays.probs[rows]
         if name == "macro_auroc":
-            return macro_auroc_batch(y, probs, w)
-        return (ece_batch if name == "ece" else brier_batch)(y, probs, w, arrays.multilabel)
+            return over(weights, lambda w: macro_auroc_batch(y, probs, w[:, rows]))
+        function = ece_batch if name == "ece" else brier_batch
+        return over(weights, lambda w: function(y, probs, w[:, rows], arrays.multilabel))
     if name == "qw_kappa":
         if not arrays.ordinal or arrays.multilabel:
-            return np.full(weights.shape[0], np.nan)
+            return over(weights, lambda w: np.full(w.shape[0], np.nan))
         rows = usable & arrays.answered
-        return qw_kappa_batch(arrays.y[rows], arrays.pred[rows], weights[:, rows])
-    y, pred, w = arrays.y[usable], arrays.pred[usable], weights[:, usable]
+        return over(weights, lambda w: qw_kappa_batch(arrays.y[rows], arrays.pred[rows], w[:, rows]))
+    y, pred = arrays.y[usable], arrays.pred[usable]
     if name == "funbench_f1":
-        return funbench_f1_batch(y, pred, w)
+        return over(weights, lambda w: funbench_f1_batch(y, pred, w[:, usable]))
     if name == "accuracy":
-        return accuracy_batch(y, pred, w)
-    return _macro(y, pred, w, name.split("_", 1)[1])
+        return over(weights, lambda w: accuracy_batch(y, pred, w[:, usable]))
+    return over(weights, lambda w: _macro(y, pred, w[:, usable], name.split("_", 1)[1]))
 
 
 def class_metrics(arrays: ClassArrays, weights: np.ndarray) -> tuple[dict, dict]:

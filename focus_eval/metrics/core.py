@@ -49,6 +49,13 @@ def _divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
+def row_sums(w: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``w @ values`` summed in the same order for every weight row, so a row's sum is the same bits whatever the
+    number of rows beside it and the memory layout of ``w`` (a BLAS product, or a sum over a column-ordered copy,
+    may round differently by the shape of the batch); ``values`` is (n,) or (n, K)."""
+    return np.einsum("bi,i...->b...", np.ascontiguousarray(w), np.ascontiguousarray(values))
+
+
 def _both_classes(y: np.ndarray, w: np.ndarray) -> np.ndarray:
     return ((w @ y) > 0) & ((w @ (1.0 - y)) > 0)
 
@@ -97,7 +104,7 @@ def brier_batch(y, score, weights=None) -> np.ndarray:
     y, score = _arrays(y, score)
     _check_unit_interval(score)
     w = _weights(weights, y.size)
-    return _divide(w @ (score - y) ** 2, w.sum(1))
+    return _divide(row_sums(w, (score - y) ** 2), w.sum(1))
 
 
 def ece_batch(y, score, weights=None) -> np.ndarray:
@@ -107,7 +114,8 @@ def ece_batch(y, score, weights=None) -> np.ndarray:
     bins = np.minimum(np.floor(score * N_BINS).astype(int), N_BINS - 1)
     onehot = np.zeros((y.size, N_BINS))
     onehot[np.arange(y.size), bins] = 1.0
-    gap = np.abs((w * score) @ onehot - (w * y) @ onehot).sum(1)  # |B| * |mean p - mean y| per bin
+    # |B| * |mean p - mean y| per bin
+    gap = np.abs(row_sums(w, score[:, None] * onehot) - row_sums(w, y[:, None] * onehot)).sum(1)
     ece = _divide(gap, w.sum(1))
     return np.where(_both_classes(y, w), ece, np.nan)
 

@@ -20,6 +20,7 @@ import numpy as np
 from focus_eval.metrics import core
 from focus_eval.metrics.arrays import SampleArrays
 from focus_eval.metrics.bootstrap import summarize
+from focus_eval.metrics.resamples import Resamples, over
 
 MIN_GROUP_SIZE = 10
 FAIRNESS_GAPS = ("dp_gap", "accuracy_gap", "tpr_gap", "fpr_gap", "eo_gap", "auroc_gap")
@@ -55,21 +56,25 @@ def n_min(arrays: SampleArrays, groups: Sequence[np.ndarray]) -> int:
     return int(min((g & usable).sum() for g in groups))
 
 
-def spread_batches(arrays: SampleArrays, groups: Sequence[np.ndarray], weights: np.ndarray, min_size: int,
-                   metrics: dict[str, tuple[Any, str]]) -> dict[str, np.ndarray]:
+def spread_batches(arrays: SampleArrays, groups: Sequence[np.ndarray], weights: "np.ndarray | Resamples",
+                   min_size: int, metrics: dict[str, tuple[Any, str]]) -> dict[str, np.ndarray]:
     """|max - min| over groups of each metric, per weight row; NaN where a group is too small or undefined."""
-    out = {}
-    for name, (function, column) in metrics.items():
-        values, small = [], np.zeros(weights.shape[0], dtype=bool)
-        base_rows = arrays.rows(column)
-        source = arrays.score if column == "score" else arrays.pred
-        for group in groups:
-            rows = base_rows & group
-            small |= weights[:, rows].sum(1) < min_size
-            values.append(function(arrays.y[rows], source[rows], weights[:, rows]))
-        stack = np.vstack(values)
-        out[name] = np.where(small, np.nan, stack.max(0) - stack.min(0))
-    return out
+    def spreads(weights: np.ndarray) -> dict[str, np.ndarray]:
+        out = {}
+        for name, (function, column) in metrics.items():
+            values, small = [], np.zeros(weights.shape[0], dtype=bool)
+            base_rows = arrays.rows(column)
+            source = arrays.score if column == "score" else arrays.pred
+            for group in groups:
+                rows = base_rows & group
+                w = weights[:, rows]
+                small |= w.sum(1) < min_size
+                values.append(function(arrays.y[rows], source[rows], w))
+            stack = np.vstack(values)
+            out[name] = np.where(small, np.nan, stack.max(0) - stack.min(0))
+        return out
+
+    return over(weights, spreads)
 
 
 def gap_batches(arrays: SampleArrays, groups: Sequence[np.ndarray], weights: np.ndarray,

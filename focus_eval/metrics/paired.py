@@ -2,64 +2,29 @@
 of every model under one resample, ranks and the share of resamples each model leads, DeLong's covariance of
 correlated AUROCs, and Holm's step-down adjustment.
 
-Resamples are drawn in chunks of replicates so that a weight matrix never holds more than ``MAX_CELLS`` numbers;
-chunk ``k`` of stream ``s`` draws from ``SeedSequence([seed, s, k])``, so a task's resamples do not depend on the
-size of the chunks' neighbours and independent streams (one per task) never share draws.
+Resamples (``metrics.resamples``) are made in chunks within the memory budget; stream ``s`` (one per task) draws
+from ``SeedSequence([seed, s, 0])``, so independent streams never share draws and a task's resamples do not
+depend on the chunk size.
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from scipy.stats import norm, rankdata
 
 from focus_eval.metrics.bootstrap import adjusted_pvalues
 from focus_eval.metrics.core import auroc_batch
-
-MAX_CELLS = 4_000_000  # numbers in one chunk of resample weights (32 MB of float64)
-
-
-def cluster_index(clusters: Sequence[Any]) -> tuple[np.ndarray, int]:
-    """(cluster number of each row, number of clusters), clusters numbered in sorted order of their ids."""
-    _, cluster_of_row = np.unique(np.asarray(clusters, dtype=object).astype(str), return_inverse=True)
-    return cluster_of_row, int(cluster_of_row.max()) + 1 if cluster_of_row.size else 0
-
-
-def resample_counts(n_clusters: int, n_boot: int, seed: int = 0, stream: int = 0,
-                    max_cells: int = MAX_CELLS, width: int | None = None) -> Iterator[np.ndarray]:
-    """Chunks (b, n_clusters) of cluster multiplicities, ``n_boot`` rows in all: each row draws ``n_clusters``
-    clusters with replacement. ``width`` (the row count of the weights they will be expanded to) sizes chunks."""
-    rows = max(1, max_cells // max(width or 0, n_clusters, 1))
-    for k, start in enumerate(range(0, max(n_boot, 0), rows)):
-        b = min(rows, n_boot - start)
-        if n_clusters == 0:
-            yield np.zeros((b, 0))
-            continue
-        rng = np.random.default_rng(np.random.SeedSequence([seed, stream, k]))
-        draws = rng.integers(0, n_clusters, size=(b, n_clusters))
-        yield np.bincount((draws + (np.arange(b) * n_clusters)[:, None]).ravel(),
-                          minlength=b * n_clusters).reshape(b, n_clusters).astype(float)
-
-
-def resample_weights(clusters: Sequence[Any], n_boot: int, seed: int = 0, stream: int = 0,
-                     max_cells: int = MAX_CELLS) -> Iterator[np.ndarray]:
-    """Chunks (b, n) of row multiplicities, ``n_boot`` rows in all: each row draws as many patients (clusters) as
-    there are, with replacement, and keeps every image of a drawn patient."""
-    cluster_of_row, n_clusters = cluster_index(clusters)
-    for counts in resample_counts(n_clusters, n_boot, seed, stream, max_cells, width=cluster_of_row.size):
-        yield counts[:, cluster_of_row] if n_clusters else np.zeros((counts.shape[0], cluster_of_row.size))
-
+from focus_eval.metrics.resamples import Resamples
 
 def auroc_replicates(y: np.ndarray, scores: np.ndarray, clusters: Sequence[Any], n_boot: int, seed: int = 0,
-                     stream: int = 0, max_cells: int = MAX_CELLS) -> np.ndarray:
-    """(1 + n_boot, M): every model's AUROC (row 0 on all images, then one row per shared resample). ``scores``
-    is (M, n): the M models' scores of the same n images, labelled ``y``."""
+                     stream: int = 0, budget: int | None = None) -> np.ndarray:
+    """(1 + n_boot, M): every model's AUROC (row 0 on all images, then one row per shared resample of ``stream``).
+    ``scores`` is (M, n): the M models' scores of the same n images, labelled ``y``."""
     scores = np.atleast_2d(np.asarray(scores, dtype=float))
-    out = [np.array([auroc_batch(y, s)[0] for s in scores])[None, :]]
-    for weights in resample_weights(clusters, n_boot, seed, stream, max_cells):
-        out.append(np.stack([auroc_batch(y, s, weights) for s in scores], axis=1))
-    return np.vstack(out)
+    resamples = Resamples(clusters, n_boot, seed, stream=stream, budget=budget)
+    return resamples.map(lambda w: np.stack([auroc_batch(y, s, w) for s in scores], axis=1))
 
 
 def replicate_ranks(values: np.ndarray) -> np.ndarray:

@@ -1,6 +1,6 @@
 """Miniature IDRiD part C (Localization) in its raw layout: optic disc and fovea centre files per split with
 the release's padding columns and empty trailing rows, names that restart per split, and one training image
-whose fovea centre is missing from the fovea file."""
+whose fovea centre is missing from the fovea file. Images are ``FRAME`` pixels, so every centre lies inside."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from PIL import Image
 
 from focus_eval.synth.raw_common import image_labels, save_jpeg
 
-# (disc x, disc y, fovea x, fovea y) of IDRiD_001, IDRiD_002, ... per split, in original-image pixels; a disc
-# right of the fovea is a right eye.
+# (disc x, disc y, fovea x, fovea y) of IDRiD_001, IDRiD_002, ... per split, in pixels of the miniature's images
+# (``FRAME``: a tenth of the release's 4288 x 2848); a disc right of the fovea is a right eye.
+FRAME = (429, 285)
 CENTRES = {
-    "train": [(3420, 1510, 2180, 1620), (860, 1390, 2090, 1560), (3310, 1250, 2240, 1400), (905, 1460, 2010, 1500),
-              (3502, 1433, 2301, 1588), (1010, 1520, 2160, 1600), (3390, 1380, 2200, 1480), (940, 1400, 2150, 1520),
-              (3280, 1490, 2120, 1560), (990, 1330, 2080, 1450)],
-    "test": [(880, 1420, 2050, 1530), (3360, 1470, 2230, 1580), (1020, 1500, 2190, 1560), (3440, 1360, 2160, 1490),
-             (960, 1380, 2100, 1500), (3300, 1520, 2250, 1610)],
+    "train": [(342, 151, 218, 162), (86, 139, 209, 156), (331, 125, 224, 140), (90, 146, 201, 150),
+              (350, 143, 230, 159), (101, 152, 216, 160), (339, 138, 220, 148), (94, 140, 215, 152),
+              (328, 149, 212, 156), (99, 133, 208, 145)],
+    "test": [(88, 142, 205, 153), (336, 147, 223, 158), (102, 150, 219, 156), (344, 136, 216, 149),
+             (96, 138, 210, 150), (330, 152, 225, 161)],
 }
 NO_FOVEA = ("train", 4)  # IDRiD_004 of the training set has no row in the fovea file
 DISC_FILES = {"train": "a. IDRiD_OD_Center_Training Set_Markups.csv",
@@ -46,7 +47,7 @@ def write(folder: Path, seed: int, image: Callable[[dict], Image.Image], layout:
             eye = "right" if dx > fx else "left"
             image_id = f"{split}/{name}"
             labels = image_labels("idrid_loc", image_id, image_id, seed, split=split, laterality=eye)
-            save_jpeg(image, labels, root / IMAGE_DIRS[split] / f"{name}.jpg")
+            save_jpeg(image, labels, root / IMAGE_DIRS[split] / f"{name}.jpg", size=FRAME)
         padding = [",,,,,"] * 3  # the release's files end in rows of empty cells
         for relative, lines in ((f"1. Optic Disc Center Location/{DISC_FILES[split]}", discs),
                                 (f"2. Fovea Center Location/{FOVEA_FILES[split]}", foveas)):

@@ -13,7 +13,8 @@ import pytest
 from focus_eval.analysis import ANALYSES
 from focus_eval.analysis.base import ReportOptions
 from focus_eval.leaderboard.conventions import collect_results
-from focus_eval.metrics.paired import delong, delong_test, holm, resample_weights
+from focus_eval.metrics.paired import delong, delong_test, holm
+from focus_eval.metrics.resamples import Resamples
 from helpers.paired_data import rows, write_model
 
 
@@ -78,7 +79,7 @@ def test_paired_bootstrap_reproduces_the_hand_computation(tmp_path):
     [row] = [dict(zip(table.columns, r)) for r in table.rows]
     # rows in image-id order; patients are test0000.. pairs: the stream of the only task is 0
     patients = [f"testp{i // 2:04d}" for i in range(y.size)]
-    weights = np.vstack(list(resample_weights(patients, n_boot, seed, stream=0)))
+    weights = Resamples(patients, n_boot, seed, stream=0, point=False).matrix()
     assert (weights[:, 0::2] == weights[:, 1::2]).all() and (weights.sum(axis=1) == y.size).all()
     point = auroc_pairs(y, a, np.ones(y.size, int)) - auroc_pairs(y, b, np.ones(y.size, int))
     deltas = np.array([auroc_pairs(y, a, w.astype(int)) - auroc_pairs(y, b, w.astype(int)) for w in weights])

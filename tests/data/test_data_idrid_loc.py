@@ -57,8 +57,9 @@ def test_records_row_by_row(folder, layout):
     load = idrid_loc.read(folder)
     assert rows(load) == expected(layout)
     assert load.skipped == [] and {r.modality for r in load.records} == {"cfp"}
-    assert load.by_id()["train/IDRiD_001"].extra == {"disc_centre": (3420.0, 1510.0), "fovea_centre": (2180.0, 1620.0)}
+    assert load.by_id()["train/IDRiD_001"].extra == {"disc_centre": (342.0, 151.0), "fovea_centre": (218.0, 162.0)}
     assert any("no fovea centre for 1 image" in w and "idrid_004.jpg" in w for w in load.warnings)
+    assert "implausible_centres" not in load.metadata and not any("outside the image" in w for w in load.warnings)
 
 
 def test_missing_image_is_skipped_and_reported(folder, layout):
@@ -76,10 +77,46 @@ def test_renamed_column_and_bad_coordinate_name_file_and_row(folder, layout):
     with pytest.raises(DataError, match="X- Coordinate") as info:
         idrid_loc.read(folder)
     assert info.value.file == str(disc)
-    disc.write_text(text.replace("IDRiD_002,860", "IDRiD_002,8x0"))
+    disc.write_text(text.replace("IDRiD_002,86,", "IDRiD_002,8x0,"))
     with pytest.raises(DataError, match="'8x0' is not a number") as info:
         idrid_loc.read(folder)
     assert (info.value.file, info.value.row) == (str(disc), 3)
+
+
+FOVEA_TRAIN = "2. Groundtruths/2. Fovea Center Location/IDRiD_Fovea_Center_Training Set_Markups.csv"
+WIDTH, HEIGHT = raw_idrid_loc.FRAME
+
+
+@pytest.mark.parametrize("landmark, cell", [
+    ("disc", "-1,151"), ("disc", "342,-0.5"), ("disc", f"{WIDTH + 1},151"), ("disc", f"342,{HEIGHT + 0.5}"),
+    ("disc", "inf,151"), ("fovea", "218,-inf"), ("fovea", "1e9,162"), ("fovea", f"-3,{HEIGHT * 2}")])
+def test_a_centre_outside_the_image_is_read_as_missing_with_a_count_and_its_row_named(folder, layout, landmark,
+                                                                                    cell):
+    path = folder / ROOTS[layout] / (DISC_TRAIN if landmark == "disc" else FOVEA_TRAIN)
+    written = "342,151" if landmark == "disc" else "218,162"
+    text = path.read_text()
+    assert f"IDRiD_001,{written}," in text
+    path.write_text(text.replace(f"IDRiD_001,{written},", f"IDRiD_001,{cell},"))
+    load = idrid_loc.read(folder)
+    assert rows(load) == [row if row[0] != "train/IDRiD_001" else (*row[:2], None, None, row[4])
+                          for row in expected(layout)]  # the image stays; its position and eye are unknown
+    kept = (342.0, 151.0) if landmark == "fovea" else (218.0, 162.0)
+    other = "disc_centre" if landmark == "fovea" else "fovea_centre"
+    assert load.by_id()["train/IDRiD_001"].extra == {f"{landmark}_centre": None, other: kept}
+    assert load.metadata["implausible_centres"] == 1
+    [warning] = [w for w in load.warnings if "outside the image" in w]
+    assert warning.startswith(f"{path}: 1 {landmark} centre(s) outside the image read as missing")
+    assert f"row 2 ({cell.replace(',', ', ')} in {WIDTH} x {HEIGHT})" in warning.replace("1e+09", "1e9")
+
+
+@pytest.mark.parametrize("cell", ["0,0", f"{WIDTH},{HEIGHT}", f"{WIDTH - 0.5},0.25"])
+def test_a_centre_on_the_frame_edge_is_inside(folder, layout, cell):
+    path = folder / ROOTS[layout] / FOVEA_TRAIN
+    path.write_text(path.read_text().replace("IDRiD_001,218,162,", f"IDRiD_001,{cell},"))
+    load = idrid_loc.read(folder)
+    x, y = (float(v) for v in cell.split(","))
+    assert load.by_id()["train/IDRiD_001"].extra["fovea_centre"] == (x, y)
+    assert "implausible_centres" not in load.metadata
 
 
 def test_absent_part_names_the_expected_file(tmp_path):

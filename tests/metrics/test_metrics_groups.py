@@ -101,12 +101,13 @@ def test_every_quality_gap_hand_computed():
 
 def test_cluster_bootstrap_keeps_patients_together_and_is_seeded():
     patients = ["a", "a", "b", "c", "c", "c", "d"]
-    w = bootstrap.cluster_weights(patients, n_boot=200, seed=7)
-    assert w.shape == (200, 7)
+    w = bootstrap.bootstrap_weights(patients, n_boot=200, seed=7).matrix()
+    assert w.shape == (201, 7) and (w[0] == 1).all()
+    w = w[1:]
     assert np.all(w[:, 0] == w[:, 1]) and np.all(w[:, 3] == w[:, 5])
     assert np.allclose(w[:, [0, 2, 3, 6]].sum(1), 4)  # as many patients drawn as there are
-    assert np.array_equal(w, bootstrap.cluster_weights(patients, n_boot=200, seed=7))
-    assert not np.array_equal(w, bootstrap.cluster_weights(patients, n_boot=200, seed=8))
+    assert np.array_equal(w, bootstrap.bootstrap_weights(patients, n_boot=200, seed=7).matrix()[1:])
+    assert not np.array_equal(w, bootstrap.bootstrap_weights(patients, n_boot=200, seed=8).matrix()[1:])
     assert bootstrap.ci_method(["x", "y"], ["x", "y"]) == "image_bootstrap"
     assert bootstrap.ci_method(["x", "y"], ["x", "p"]) == "patient_bootstrap"
 

@@ -11,17 +11,21 @@ Each CSV lists ``Image No, X- Coordinate, Y - Coordinate`` (pixels of the origin
 empty columns and empty rows. Names restart per split, so ids are ``<split>/<name>``. Fields:
 ``fovea_position`` (the side of the image the fovea lies on relative to the disc centre) and ``laterality``
 (a right eye has its disc to the right of the fovea), both from ``focus_eval.data.lesion_geometry``; the
-centres themselves are kept in ``extra``. No binary target.
+centres themselves are kept in ``extra``. A centre outside its image's frame (``lesion_geometry.in_frame``, the
+size read from the image header) is read as missing, counted in ``implausible_centres`` and named with its file
+and row in a warning, as implausible ages are. No binary target.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import NamedTuple
 
 from focus_eval.data.cells import clean_id, parse_number
 from focus_eval.data.files import find_dirs, find_label_file, relative_to, with_extension
-from focus_eval.data.lesion_geometry import fovea_side, laterality
-from focus_eval.data.matching import ImageMatcher, Listed, read_rows
+from focus_eval.data.images import image_size
+from focus_eval.data.lesion_geometry import Point, fovea_side, in_frame, laterality
+from focus_eval.data.matching import ImageMatcher, Listed, read_rows, warn_implausible
 from focus_eval.data.records import DatasetLoad
 from focus_eval.data.spec import ReaderSpec
 from focus_eval.data.tables import read_csv_rows, resolve_columns
@@ -46,6 +50,13 @@ CENTRE_FILES = {
     "test": {"disc": ("b. IDRiD_OD_Center_Testing Set_Markups.csv", "IDRiD_OD_Center_Testing Set_Markups.csv"),
              "fovea": ("IDRiD_Fovea_Center_Testing Set_Markups.csv", "b. IDRiD_Fovea_Center_Testing Set_Markups.csv")},
 }
+class Centre(NamedTuple):
+    """One landmark centre of a centre file: (x, y) in pixels (None when a coordinate is empty) and its row."""
+
+    point: Point | None
+    row: int | None
+
+
 IMAGE_DIRS = {"train": "a. Training Set", "test": "b. Testing Set"}
 ORIGINALS = "1. Original Images"
 COLUMNS = {"image": ("Image No", "Image name"), "x": ("X- Coordinate", "X-Coordinate", "X Coordinate", "X"),
@@ -77,8 +88,9 @@ def _image_dir(folder: Path, label_file: Path, split: str) -> Path:
     return image_dirs[0]
 
 
-def _centres(label_file: Path) -> tuple[list[dict], dict[str, tuple[float, float] | None]]:
-    """(rows, lower-cased image name -> (x, y) or None when a coordinate is empty) of one centre file."""
+def _centres(label_file: Path) -> tuple[list[dict], dict[str, Centre]]:
+    """(rows, lower-cased image name -> (x, y) or None when a coordinate is empty, and its row) of one centre
+    file."""
     headers, rows = read_csv_rows(label_file)
     columns = resolve_columns(headers, COLUMNS, label_file)
     centres = {}
@@ -88,7 +100,7 @@ def _centres(label_file: Path) -> tuple[list[dict], dict[str, tuple[float, float
         x = parse_number(row[columns["x"]], label_file, line, columns["x"])
         y = parse_number(row[columns["y"]], label_file, line, columns["y"])
         row["__name__"] = name
-        centres[name.lower()] = None if x is None or y is None else (x, y)
+        centres[name.lower()] = Centre(None if x is None or y is None else (x, y), line)
     return rows, centres
 
 
@@ -102,9 +114,26 @@ def _read_split(folder: Path, split: str, files: dict[str, Path], image_dir: Pat
 
     def listed(row: dict) -> Listed:
         name = row["__name__"]
-        disc, fovea = discs[name.lower()], foveas.get(name.lower())
-        return Listed(name, f"{split}/{Path(name).stem}", row["__row__"], dict(
-            split=split, modality="cfp", fovea_position=fovea_side(disc, fovea), laterality=laterality(disc, fovea),
-            extra={"disc_centre": disc, "fovea_centre": fovea}))
+        return Listed(name, f"{split}/{Path(name).stem}", row["__row__"], dict(split=split, modality="cfp"))
 
+    first = len(load.records)
     read_rows(load, ImageMatcher(folder, files["disc"], image_dir), rows, listed)
+    outside: dict[str, list[tuple[int | None, str]]] = {"disc": [], "fovea": []}
+    for record in load.records[first:]:  # a record's file name is its row's image name, in some case
+        size, points = None, {}
+        name = record.path.name.lower()
+        for landmark, centre in (("disc", discs[name]), ("fovea", foveas.get(name, Centre(None, None)))):
+            point = centre.point
+            if point is not None:
+                size = size or image_size(record.path)  # the header only
+                if not in_frame(point, size):
+                    outside[landmark].append((centre.row, f"{point[0]:g}, {point[1]:g} in {size[0]} x {size[1]}"))
+                    point = None
+            points[landmark] = point
+        disc, fovea = points["disc"], points["fovea"]
+        record.fovea_position, record.laterality = fovea_side(disc, fovea), laterality(disc, fovea)
+        record.extra = {"disc_centre": disc, "fovea_centre": fovea}
+    for landmark, cases in outside.items():
+        if cases:
+            warn_implausible(load, "implausible_centres", files[landmark], f"{landmark} centre(s) outside the image",
+                             "inside: finite, 0 <= x <= width and 0 <= y <= height in pixels", cases)
