@@ -88,6 +88,7 @@ def _listed(row: dict, found: dict, label_file: Path) -> Listed:
         "conditions": conditions,
         "dr": flags["DR"],
         "glaucoma": flags["Gla"],
+        "modality": "uwf",
         "extra": {"diabetes": parse_grade(row[found["diabetes"]], (0, 1), label_file, line, found["diabetes"])},
     }
     return Listed(name, name.rsplit(".", 1)[0], line, fields)
