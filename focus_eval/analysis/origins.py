@@ -25,6 +25,7 @@ ORIGINS: dict[str, Origin] = {
     "refuge": Origin(None, "Zeiss Visucam 500 (train); Canon CR-2 (validation, test)"),
     "g1020": Origin("Germany", None),
     "jsiec": Origin("China", None),
+    "top": Origin("Japan", "Optos ultra-wide-field (model not stated)"),
 }
 
 

@@ -27,7 +27,8 @@ BUILTIN = {
     "synth_desktop": "synth", "synth_mobile": "synth",
     "oia_odir": "oia_odir", "deepdrid": "deepdrid", "octdl": "octdl", "oct2017": "oct2017",
     "idrid_seg": "idrid_seg", "idrid_loc": "idrid_loc", "ddr": "ddr", "retinal_lesions": "retinal_lesions",
-    "mmc_amd": "mmc_amd", "octid": "octid", "neh": "neh", "retouch": "retouch", "funbench_pool": "funbench_pool",
+    "mmc_amd": "mmc_amd", "octid": "octid", "neh": "neh", "retouch": "retouch", "top": "top",
+    "funbench_pool": "funbench_pool",
 }
 SYNTHETIC_DATASETS = ("synth_desktop", "synth_mobile")
 # datasets made of other registered datasets (no download of their own, no raw layout)

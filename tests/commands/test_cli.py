@@ -42,8 +42,8 @@ def test_synth_then_check_succeeds_for_synthetic_and_real_layouts(tmp_path, caps
 
     report = json.loads(capsys.readouterr().out)["datasets"]
     assert {e["name"] for e in report if e["usable"]} == set(REAL_DATASETS)  # every real layout, all usable
-    # the 18 clinical and FunBench datasets, MMC-AMD, OCTID, NEH and RETOUCH (TOP's layout is not public)
-    assert len(REAL_DATASETS) == 22 and {"mmc_amd", "octid", "neh", "retouch"} <= set(REAL_DATASETS)
+    # the 18 clinical and FunBench datasets, MMC-AMD, OCTID, NEH, RETOUCH and TOP
+    assert len(REAL_DATASETS) == 23 and {"mmc_amd", "octid", "neh", "retouch", "top"} <= set(REAL_DATASETS)
     assert all(e["split_check"] == "ok" for e in report)
 
 

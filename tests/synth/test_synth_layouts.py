@@ -14,7 +14,7 @@ TARGETS = {"brset": ("dr", "referable_dr", "glaucoma"), "mbrset": ("dr", "refera
 TARGETS.update({"ddr": ("dr",), "retinal_lesions": ("dr",), "idrid_seg": (),
                 "idrid_loc": ()})
 TARGETS.update({"oia_odir": ("dr", "glaucoma"), "deepdrid": ("dr",), "octdl": (), "oct2017": ()})
-TARGETS.update({"mmc_amd": (), "octid": (), "neh": (), "retouch": ()})
+TARGETS.update({"mmc_amd": (), "octid": (), "neh": (), "retouch": (), "top": ("dr", "glaucoma")})
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ from helpers.records import image_record
 from focus_eval.metrics.classes import ClassArrays, class_metrics, confusion, random_guess
 
 DATASETS = ("oia_odir", "deepdrid", "octdl", "oct2017", "idrid", "idrid_seg", "idrid_loc", "ddr", "retinal_lesions",
-            "mmc_amd", "octid", "neh")
+            "mmc_amd", "octid", "neh", "top")
 
 
 record = partial(image_record, "octdl")

@@ -43,6 +43,8 @@ SHIPPED |= {"funbench_l1a_modality_octid", "funbench_l1b_modality_octid", "funbe
 SHIPPED |= {"funbench_l1a_modality_neh", "funbench_l1b_modality_neh", "funbench_l4a_normal_abnormal_neh",
             "funbench_l4b_conditions_neh"}
 SHIPPED |= {f"funbench_l3{c}_{lesion}_retouch" for c in "acd" for lesion in ("irf", "srf", "ped")}
+SHIPPED |= {"funbench_l1a_modality_top", "funbench_l1b_modality_top", "funbench_l2b_laterality_top",
+            "funbench_l4a_normal_abnormal_top", "funbench_l4b_conditions_top"}
 POOLED = {"funbench_l1b_modality_funbench_pool"}  # its own group, funbench_l1b_pooled, beside the per-dataset L1b
 SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synth_desktop",
          "funbench_l4a_normal_abnormal_synth_desktop", "funbench_l4b_conditions_synth_desktop",
@@ -59,7 +61,7 @@ def test_shipped_funbench_tasks_and_groups(index):
     assert set(groups["funbench_l1b_pooled"].tasks) == POOLED
     single = {t for t in SHIPPED if t.startswith("funbench_l1b_") and not t.endswith(("_deepdrid", "_mmc_amd"))}
     assert set(groups["funbench"].tasks) == SHIPPED - single
-    assert set(groups["funbench_l1b_single_modality"].tasks) == single and len(single) == 10
+    assert set(groups["funbench_l1b_single_modality"].tasks) == single and len(single) == 11
     assert set(groups["funbench_synth_desktop"].tasks) == SYNTH
     for level in ("l2", "l3", "l4"):
         assert set(groups[f"funbench_{level}"].tasks) == {t for t in SHIPPED if t.startswith(f"funbench_{level}")}

@@ -1,14 +1,13 @@
 """The pooled FunBench L1 set: the images of every dataset FunBench draws its modality questions from (the
-paper's Table 1 gives "all datasets" for L1; its 14 sources, of which focus-eval reads 13, ``MEMBERS``), read as
-one dataset so that one L1b task asks over colour fundus, OCT and ultra-wide-field images together, as the paper's
-single L1b set does.
+paper's Table 1 gives "all datasets" for L1; its 14 sources, ``MEMBERS``), read as one dataset so that one L1b
+task asks over colour fundus, OCT and ultra-wide-field images together, as the paper's single L1b set does.
 
 It reads no folder of its own: its folder is the data root, and each member present under it is loaded as on its
 own (``registry.load_dataset``: its default cohort, its own split policy and seed), then prefixed with its name:
 image ``<member>/<image id>``, patient ``<member>/<patient id>``; the record keeps its member's split, so the
 pool's test split is the union of the members' test splits (FunBench takes each dataset's test split). Members
-absent from the data root are named in a warning; none present is an error. TOP, FunBench's one UWF-only source,
-has no reader (docs/DATASETS.md).
+absent from the data root are named in a warning; none present is an error. TOP is FunBench's one source of
+ultra-wide-field images only; DeepDRiD adds its UWF part.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ from focus_eval.errors import DataError
 
 # FunBench's L1 sources as focus-eval reads them (IDRiD: its disease-grading part)
 MEMBERS = ("idrid", "ddr", "jsiec", "rfmid", "oia_odir", "retinal_lesions", "octdl", "neh", "octid", "oct2017",
-           "retouch", "mmc_amd", "deepdrid")
+           "retouch", "mmc_amd", "deepdrid", "top")
 
 SPEC = ReaderSpec(
     name="funbench_pool",
