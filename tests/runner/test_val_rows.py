@@ -124,6 +124,9 @@ def test_readers_of_sample_files_take_the_test_rows(clip_runs, data_root):
     entry = next(e for e in collect_results([root]).entries if (e.line.task, e.line.method) == ("dr_synth_desktop",
                                                                                        "linear_probe"))
     assert [r["doc"]["image_id"] for r in sample_rows(entry)] == test_ids
+    from focus_eval.leaderboard.pages.sample_pages import sample_page
+
+    assert [r.image_id for r in sample_page(entry, "samples/x.html").rows] == test_ids
 
 
 def test_resume_computes_again_a_unit_without_the_val_rows_wanted(data_root, tmp_path, capsys):
@@ -176,3 +179,18 @@ def test_multiple_choice_and_corruption_units_write_test_rows_only(index):
     assert get_method("zero_shot").scored_splits(corrupted, options) == ("test",)
     multi = next(t for t in (index.get(n) for n in index.names) if not t.binary)
     assert get_method("multiple_choice").scored_splits(multi, options) == ("test",)
+
+
+def test_sample_lines_name_the_tasks_split_not_the_datasets(index):
+    """A task that takes its test rows from the dataset's val split writes them as its test rows."""
+    from dataclasses import replace
+
+    from helpers.records import image_record
+
+    from focus_eval.runner.records import sample_split, task_sample_line
+
+    task = replace(index.get("dr_synth_desktop"), splits={"train": "train", "val": "test", "test": "val"})
+    record = image_record("synth_desktop", split="val", dr=1)
+    assert sample_split(task, record) == "test"
+    assert task_sample_line(task, record, 0.7, 1).split == "test"
+    assert sample_split(task, replace(record, split="test")) == "val"
