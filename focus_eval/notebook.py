@@ -94,9 +94,11 @@ def _unit_entries(entries: Iterable, task: str, method: str | None, model: str |
 
 
 def load_samples(path: Path | str, task: str, method: str | None = None, model: str | None = None,
-                 include_limited: bool = False):
+                 include_limited: bool = False, split: str | None = "test"):
     """The sample lines of one (model, task, method) under ``path`` as a DataFrame, one row per image.
-    ``method`` and ``model`` may be left out when ``path`` holds one line of ``task``."""
+    ``method`` and ``model`` may be left out when ``path`` holds one line of ``task``. ``split``: the test rows
+    the results line was computed from (default), ``"val"`` for the validation rows a binary task's sample
+    file also holds, None for every row (the ``split`` column tells them apart)."""
     import pandas as pd
 
     from focus_eval.leaderboard.conventions import collect_results
@@ -113,7 +115,7 @@ def load_samples(path: Path | str, task: str, method: str | None = None, model: 
     sample_file = entry.sample_dir / f"{unit_stem(task, entry.line.method)}.jsonl"
     if not sample_file.is_file():
         raise FocusError(f"load_samples: no sample file {sample_file}")
-    rows = [s.to_dict(prompt=True) for s in read_samples(sample_file)]
+    rows = [s.to_dict(prompt=True) for s in read_samples(sample_file) if split is None or s.split == split]
     frame = pd.DataFrame(rows)
     frame.insert(0, "model", entry.model)
     frame.insert(1, "task", task)

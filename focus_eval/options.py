@@ -210,6 +210,11 @@ class RunOptions:
                          help="bootstrap resamples for confidence intervals")
     use_prepared: bool = option(True, flags=("--no-prepared",), kind=OFF, numbers=True,
                                 help="read raw image files even where a prepared cache exists")
+    val_scores: bool = option(
+        True, flags=("--no-val-scores",), kind=OFF,
+        help="write test rows only: do not also score the validation split of binary tasks (its rows, split "
+             "'val', feed the operating-points and recalibration reports; for the prompt method they are extra "
+             "model calls)")
     progress: bool = option(True, flags=("--no-progress",), kind=OFF,
                             help="turn the progress bars (and, off a terminal, the per-stage log lines) off")
     check: bool = option(
@@ -295,6 +300,7 @@ EXPLAIN = {
     "train_fraction": "--train-fraction (the share of training patients)",
     "train_seed": "the draw of the training patients (--train-seeds)",
     "label_rule": "--label-rules (the label harmonisation rule)",
+    "val_rows": "--no-val-scores (whether the sample file holds validation rows)",
     "split_file_sha256": "--split-file or the split file's contents",
     "split_digest": "the train/val/test assignment",
     "data_fingerprint": "the dataset's label files or images",

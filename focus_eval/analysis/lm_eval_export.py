@@ -106,14 +106,15 @@ def _numbers(metrics: dict[str, Any]) -> dict[str, Any]:
 
 
 def sample_rows(entry: "Entry") -> list[dict[str, Any]] | None:
-    """The unit's sample lines as lm-eval sample records, or None when its sample file is not at hand."""
+    """The unit's test sample lines (those its results line was computed from; a binary task's validation rows
+    stay out) as lm-eval sample records, or None when its sample file is not at hand."""
     from focus_eval.results.store import read_samples
 
     path = entry.sample_dir / f"{unit_stem(entry.line.task, entry.line.method)}.jsonl"
     if not path.is_file():
         return None
     rows = []
-    for i, sample in enumerate(read_samples(path)):
+    for i, sample in enumerate(s for s in read_samples(path) if s.split == "test"):
         doc = {k: v for k, v in sample.to_dict(prompt=True).items() if v is not None}
         rows.append({"doc_id": i, "doc": doc, "target": sample.label,
                      "arguments": [[sample.question or entry.line.task]],

@@ -6,7 +6,9 @@ threshold is then applied unchanged to the source task's test rows and to the te
 the same target the configuration was run on (external sets), never refit. Sensitivity and specificity have
 patient-clustered bootstrap 95% intervals; PPV and NPV are at each set's own prevalence. A row meets the
 endpoints of its target when it clears all of them. Prompt methods' thresholds are on ``score_norm`` where the
-rows carry it. A line whose sample file has no validation rows has no threshold (runs write test rows only).
+rows carry it. Runs write a binary task's validation rows (split ``val``) beside its test rows; a line whose
+sample file has none (a run with ``--no-val-scores``, a run before validation rows were written, a task without
+a validation split, a corruption copy) has no threshold of its own.
 """
 
 from __future__ import annotations
@@ -31,8 +33,9 @@ from focus_eval.results.collect import Collection, Entry
 PRESET = Path(__file__).with_name("endpoints.yaml")
 COLUMNS = ("model", "task", "source_task", "rule", "threshold", "sensitivity", "sens_low", "sens_high",
            "specificity", "spec_low", "spec_high", "ppv", "npv", "meets", "endpoints")
-NO_VALIDATION = ("no validation rows in their sample files (focus-eval runs write test rows only), so nothing "
-                 "was chosen or fitted in-domain for")
+NO_VALIDATION = ("no validation rows in their sample files (run with --no-val-scores or before validation rows "
+                 "were written, or the task has no validation split), so nothing was chosen or fitted in-domain "
+                 "for")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 b)), each fitted by maximum likelihood on the validation rows of a configuration's task and applied unchanged to
 that task's test rows and to the test rows of every other task of the same target (external sets); ECE (10
 equal-width bins) and Brier score before and after. Temperature scaling is monotone, so it leaves the AUROC as
-it is (Platt's too when a > 0). A line without validation rows has no recalibration (runs write test rows only).
+it is (Platt's too when a > 0). A line without validation rows (split ``val`` in its sample file: a run with
+``--no-val-scores``, or a task without a validation split) has no recalibration of its own.
 """
 
 from __future__ import annotations

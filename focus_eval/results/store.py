@@ -94,16 +94,18 @@ def read_samples(path: Path, *, skip_bad: bool = False, bad: list | None = None)
 
 
 def unit_status(model_dir: Path | OutputLayout, meta: UnitMeta, *, skip_bad: bool = False,
-                bad: list | None = None) -> tuple[list[SampleLine] | None, str | None]:
-    """(samples, None) for a complete unit, (None, reason) for one that cannot be scored yet."""
+                bad: list | None = None, split: str = "test") -> tuple[list[SampleLine] | None, str | None]:
+    """(samples of ``split``, None) for a complete unit, (None, reason) for one that cannot be scored yet. A
+    sample file holds the test rows a results line is computed from and may hold validation rows (split
+    ``val``) beside them; ``n_expected`` counts the test rows."""
     path = layout_of(model_dir).samples(meta.task, meta.method)
     if not path.is_file():
         return None, f"no sample file {path.name}"
-    samples = read_samples(path, skip_bad=skip_bad, bad=bad)
+    samples = [s for s in read_samples(path, skip_bad=skip_bad, bad=bad) if s.split == split]
     if meta.n_expected is not None and len(samples) < int(meta.n_expected):
         return None, f"incomplete: {len(samples)} of {meta.n_expected} samples"
     if not samples:
-        return None, "no samples"
+        return None, f"no {split} samples"
     return samples, None
 
 

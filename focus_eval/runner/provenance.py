@@ -22,6 +22,9 @@ LABEL_SUFFIXES = frozenset({".csv", ".tsv", ".txt", ".xlsx", ".xls", ".json", ".
 
 # compared only when the earlier run recorded them
 OPTIONAL = frozenset({"images_sha256"})
+# what a unit's sample file holds beyond the numbers (validation rows): no change of inputs; resume judges it
+# (``resume.lacks_rows``: a file without rows this run wants is computed again, one with more is kept)
+ROWS = frozenset({"val_rows"})
 
 
 def label_files(root: Path) -> list[Path]:
@@ -57,7 +60,7 @@ def changes(stored: dict[str, Any], expected: dict[str, Any]) -> list[str]:
     """What differs between a recorded fingerprint and the current one, each in words."""
     out = []
     for key, value in expected.items():
-        if key in OPTIONAL and key not in stored:
+        if key in ROWS or (key in OPTIONAL and key not in stored):
             continue
         old = stored.get(key)
         if old != value:

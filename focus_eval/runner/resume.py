@@ -4,7 +4,8 @@
     rescore   meta fingerprint matches and the sample file is complete, but the results line is missing,
               torn or disagrees: it is rebuilt from the samples
     stale     a finished or half-finished unit computed from other inputs (what changed is listed)
-    run       nothing usable yet (or resume is off): compute it
+    run       nothing usable yet (or resume is off): compute it; also a finished unit whose sample file lacks
+              the validation rows this run writes (its ``reason`` says so; one with more rows is kept)
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 from focus_eval.results import store
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.state import UnitState
-from focus_eval.runner.provenance import changes
+from focus_eval.runner.provenance import ROWS, changes
 from focus_eval.runner.units import Unit
 
 
@@ -35,6 +36,12 @@ def results_agree(layout: OutputLayout, unit: Unit, lines: list[dict]) -> bool:
     return digest is not None and (line.get("extra") or {}).get("samples_sha256") == digest
 
 
+def lacks_rows(stored: dict, expected: dict) -> list[str]:
+    """The rows (``provenance.ROWS``: ``val_rows``) this run writes that a finished unit's sample file lacks; a
+    unit recorded before the key existed holds none."""
+    return [key for key in ROWS if expected.get(key) and stored.get(key) is not True]
+
+
 def unit_state(layout: OutputLayout, unit: Unit, expected: dict, lines: list[dict]) -> UnitState:
     """The state of ``unit`` in ``layout`` against the fingerprint it would be computed with now."""
     name, method = unit.task.name, unit.method
@@ -45,6 +52,8 @@ def unit_state(layout: OutputLayout, unit: Unit, expected: dict, lines: list[dic
             return UnitState("stale", changed=changed, unit=unit)
         if not layout.samples(name, method).is_file():
             return UnitState("run", unit=unit)
+        if lacks_rows(meta, expected):
+            return UnitState("run", reason="its sample file has no validation rows", unit=unit)
         return UnitState("done" if results_agree(layout, unit, lines) else "rescore", unit=unit)
     started = read_json(layout.started(name, method))
     if started is not None and layout.parts(name, method):

@@ -191,7 +191,9 @@ class Runner:
                 "probe_select": o.probe_select, "zs_scale": o.zs_scale,
                 "adapter": self.adapter_id, "n_boot": o.n_boot,
                 "split_file_sha256": split_file_digest(split_file) if split_file else None,
-                "use_prepared": o.use_prepared, **self.adapter_training(),
+                "use_prepared": o.use_prepared,
+                "val_rows": "val" in self.methods[unit.method].scored_splits(unit.task, o),
+                **self.adapter_training(),
                 **self.methods[unit.method].inputs(unit.task), **unit.task.variant,
                 **self.data_provenance.get((unit.task.dataset, unit.task.cohort), {})}
 
@@ -344,6 +346,10 @@ class Runner:
         if stale and resume and not self.options.overwrite:
             raise FocusError(stale_message(self.layout, stale))
         todo = set()
+        wanting = [s for s in states if s.state == "run" and s.reason] if resume else []
+        if wanting:
+            self.warn(f"{len(wanting)} finished unit(s) computed again: {wanting[0].reason} (first: "
+                      f"{wanting[0].unit.stem}); --no-val-scores keeps finished units as they are")
         for s in states:
             name, method = s.unit.task.name, s.unit.method
             if resume and s.state in ("done", "rescore"):
@@ -420,8 +426,10 @@ class Runner:
         needed: dict[str, Any] = {}
         tested: set[str] = set()
         for u in units:
-            for split in self.methods[u.method].splits:
-                limit = self.options.limit if split == "test" else None
+            method = self.methods[u.method]
+            for split in method.image_splits(u.task, self.options):
+                # --limit cuts the rows a sample file holds; a probe is fitted on all its train and val images
+                limit = self.options.limit if split == "test" or split not in method.splits else None
                 for r in task_records(load, u.task, split, limit):
                     needed[r.image_id] = r
                     if split == "test":
@@ -467,30 +475,33 @@ class Runner:
         notes = {**unit.task.output_notes(), **extra, "split_policy": split_summary(load),
                  "provenance": model_provenance(self.preset, self.adapter)}
         meta = self.meta(unit, threshold, notes)
-        samples = sorted(samples, key=lambda s: s.image_id)
+        # test rows first, then validation rows, each in image order; the results line is the test rows'
+        samples = sorted(samples, key=lambda s: (s.split != "test", s.image_id))
+        tested = [s for s in samples if s.split == "test"]
         if self.options.limit is not None:
             for s in samples:
                 s.limited = True
         name, method = unit.task.name, unit.method
         write_samples(self.layout.samples(name, method), samples, self.methods[method].prompt_fields)
         write_meta(self.layout.meta(name, method), meta)
-        line = score_samples(self.layout, samples, meta)
+        line = score_samples(self.layout, tested, meta)
         self.layout.started(name, method).unlink(missing_ok=True)
         self.report.finished.append(unit.stem)
-        self.log_unit(unit, samples)
+        self.log_unit(unit, tested, len(samples) - len(tested))
         self.track_unit(line.to_dict(), self.layout.samples(name, method))
-        if samples and all(s.error for s in samples):
+        if tested and all(s.error for s in tested):
             # the results line records it; the run still ends non-zero so that nobody mistakes it for a result
-            self.report.failed[unit.stem] = f"every test image failed (first: {samples[0].error})"
+            self.report.failed[unit.stem] = f"every test image failed (first: {tested[0].error})"
 
-    def log_unit(self, unit: Unit, samples: list[SampleLine]) -> None:
+    def log_unit(self, unit: Unit, samples: list[SampleLine], n_val: int = 0) -> None:
         """One line per finished unit when progress is on: what it scored and when."""
         if self.options.progress and self.state.is_main_process:
             from focus_eval.progress import log
 
             errors = sum(1 for s in samples if s.error)
             log(f"scored {unit.task.name} {unit.method} {len(samples)} test images"
-                f"{f', {errors} unreadable' if errors else ''}")
+                f"{f', {errors} unreadable' if errors else ''}{f' (and {n_val} validation images)' if n_val else ''}")
+
     def track_unit(self, line: dict, samples) -> None:
         """Send a written unit to the --log-to trackers (runner/trackers.py); a failure only warns."""
         if not self.options.log_to or not self.state.is_main_process:

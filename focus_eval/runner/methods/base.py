@@ -51,8 +51,9 @@ class RunContext:
     embeddings: Embeddings | None = None
 
     def records(self, unit: Unit, split: str, limit: bool = False):
-        """The unit's task records of one split; ``limit`` applies ``--limit`` (test images only); the train split
-        is cut to the task's label budget (``--train-fraction``; ``runner.label_budget``)."""
+        """The unit's task records of one split; ``limit`` applies ``--limit`` (to the rows a sample file holds:
+        test, and val where it is scored); the train split is cut to the task's label budget
+        (``--train-fraction``; ``runner.label_budget``)."""
         rows = task_records(self.load, unit.task, split, self.options.limit if limit else None)
         if split == "train" and "train_fraction" in unit.task.variant:
             from focus_eval.runner.label_budget import budget_records
@@ -80,6 +81,24 @@ class Method:
     # a method every preset of its families can run when ``--methods`` names it, without listing it in the
     # preset's ``methods`` (``ve_probe`` and ``knowledge_prompt`` need nothing a preset must declare)
     on_request: ClassVar[bool] = False
+    # whether it also scores a binary task's validation split, written as sample lines with split "val" beside
+    # the test lines (thresholds and recalibration are chosen on them; the results line stays on the test rows)
+    val_rows: ClassVar[bool] = True
+
+    def scored_splits(self, task, options) -> tuple[str, ...]:
+        """The splits whose rows its sample file of ``task`` holds: test, and val where ``val_rows`` holds, the
+        task is binary, the run keeps ``--val-scores`` on, the task's val split is another dataset split than
+        its test split, and the task is no corruption copy (its probe sees clean validation images; the clean
+        task's validation rows serve it)."""
+        if (self.val_rows and task.binary and getattr(options, "val_scores", True)
+                and task.splits.get("val") not in (None, task.splits.get("test"))
+                and "corruption" not in task.variant):
+            return ("test", "val")
+        return ("test",)
+
+    def image_splits(self, task, options) -> tuple[str, ...]:
+        """The splits whose images it needs for ``task``: those it uses (``splits``) and those it scores."""
+        return tuple(dict.fromkeys(self.splits + self.scored_splits(task, options)))
 
     def inputs(self, task) -> dict:
         """What, besides the task, preset and options, this method's numbers on ``task`` are computed from
@@ -93,7 +112,8 @@ class Method:
 
 
 class EmbeddingMethod(Method):
-    """A method over cached embeddings: per unit, ``predict`` turns the test vectors into scores and labels."""
+    """A method over cached embeddings: per unit, ``predict`` turns the test vectors into scores and labels
+    (and, as a separate call, the validation vectors where the unit scores them; ``predict_splits``)."""
 
     kind = EMBEDDING
     families = ("vm", "vlm")
@@ -106,6 +126,20 @@ class EmbeddingMethod(Method):
         by several tasks)."""
         raise NotImplementedError
 
+    def predict_splits(self, context: RunContext, unit: Unit, xs: dict[str, np.ndarray],
+                       memo: dict) -> tuple[dict[str, tuple[np.ndarray, np.ndarray]], dict]:
+        """({split: (scores, hard labels)}, notes) for the vectors of each scored split (``xs``: test first).
+        The notes are the test call's; by default ``predict`` is called once per split, so the test rows are
+        scored exactly as without the other splits. A method that fits something per unit (the probe) fits
+        once and scores each split."""
+        out, notes = {}, {}
+        for split, x in xs.items():
+            scores, preds, extra = self.predict(context, unit, x, memo)
+            out[split] = (scores, preds)
+            if split == "test":
+                notes = extra
+        return out, notes
+
     def score(self, context: RunContext, units: list[Unit]) -> None:
         memo: dict = {}
         for unit in units:
@@ -117,18 +151,24 @@ class EmbeddingMethod(Method):
             context.finish(unit, samples, extra)
 
     def score_unit(self, context: RunContext, unit: Unit, memo: dict) -> tuple[list[SampleLine], dict]:
+        """The unit's sample lines: its test rows, then (where it scores them) its validation rows."""
         task = unit.task
-        test = context.records(unit, "test", limit=True)
-        ok, x_test = context.embeddings.matrix(test)
+        rows = {split: context.records(unit, split, limit=True) for split in self.scored_splits(task, context.options)}
+        matrices = {split: context.embeddings.matrix(records) for split, records in rows.items()}
+        xs = {split: x for split, (_, x) in matrices.items() if x is not None}
         scores, extra = {}, {}
-        if ok:
-            probs, preds, extra = self.predict(context, unit, x_test, memo)
-            scores = {r.image_id: (p, y) for r, p, y in zip(ok, probs, preds)}
+        if "test" in xs:
+            predicted, extra = self.predict_splits(context, unit, xs, memo)
+            for split, (probs, preds) in predicted.items():
+                scores.update({r.image_id: (p, y) for r, p, y in zip(matrices[split][0], probs, preds)})
         samples = []
-        for r in test:
-            if r.image_id in scores:
-                samples.append(task_sample_line(task, r, *scores[r.image_id]))
-            else:
-                reason = context.embeddings.errors.get(r.image_id, "not embedded")
-                samples.append(task_sample_line(task, r, None, None, error=reason))
+        for split, records in rows.items():
+            for r in records:
+                if r.image_id in scores:
+                    samples.append(task_sample_line(task, r, *scores[r.image_id], split=split))
+                else:
+                    reason = context.embeddings.errors.get(r.image_id) or (
+                        "not scored: no test image could be embedded" if r.image_id in context.embeddings.vectors
+                        else "not embedded")
+                    samples.append(task_sample_line(task, r, None, None, error=reason, split=split))
         return samples, extra

@@ -20,11 +20,13 @@ _EPS = 1e-15  # probabilities are clipped here before the log (as scikit-learn's
 
 @dataclass
 class ProbeResult:
-    """Class probabilities of the test rows (rows x classes), hard labels and notes for the results line."""
+    """Class probabilities of the test rows (rows x classes), hard labels and notes for the results line;
+    ``also``: the class probabilities of each further matrix scored by the same fitted probe."""
 
     probs: np.ndarray
     preds: np.ndarray
     info: dict = field(default_factory=dict)
+    also: list[np.ndarray] = field(default_factory=list)
 
     @property
     def scores(self) -> np.ndarray:
@@ -78,8 +80,9 @@ def _choose(select: str, figures: dict[float, float | None]) -> float:
 
 
 def fit_predict(train_x, train_y, val_x, val_y, test_x, *, compat: bool = False, seed: int = 0,
-                select: str = "log_loss", n_classes: int = 2) -> ProbeResult:
-    """Fit on train (choosing C on val where it has two classes or more) and score the test rows."""
+                select: str = "log_loss", n_classes: int = 2, also: tuple = ()) -> ProbeResult:
+    """Fit on train (choosing C on val where it has two classes or more) and score the test rows, and each
+    matrix of ``also`` in a call of its own (so the test rows' numbers do not depend on them)."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.preprocessing import StandardScaler
 
@@ -96,7 +99,8 @@ def fit_predict(train_x, train_y, val_x, val_y, test_x, *, compat: bool = False,
     if compat:
         clf = model(1.0).fit(_l2(train_x), train_y)
         probs = _full_probs(clf, _l2(test_x), n_classes)
-        return ProbeResult(probs, probs.argmax(axis=1), {"probe": "compat", "C": 1.0})
+        return ProbeResult(probs, probs.argmax(axis=1), {"probe": "compat", "C": 1.0},
+                           [_full_probs(clf, _l2(x), n_classes) for x in also])
 
     scaler = StandardScaler().fit(train_x)
     tx = scaler.transform(train_x)
@@ -113,7 +117,8 @@ def fit_predict(train_x, train_y, val_x, val_y, test_x, *, compat: bool = False,
             "probe_select": select,
             f"val_{select}": {str(c): v for c, v in figures.items()} or None,
             "c_selection": f"val_{select}" if has_val else "default (no val split with two classes)"}
-    return ProbeResult(probs, probs.argmax(axis=1), info)
+    return ProbeResult(probs, probs.argmax(axis=1), info,
+                       [_full_probs(clf, scaler.transform(x), n_classes) for x in also])
 
 
 def fit_predict_multilabel(train_x, train_y, val_x, val_y, test_x, **options) -> ProbeResult:
@@ -146,7 +151,13 @@ class LinearProbe(EmbeddingMethod):
     output_types = ("binary", "multiclass", "multilabel", "multiple_choice")
 
     def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray, memo: dict):
+        predicted, extra = self.predict_splits(context, unit, {"test": x_test}, memo)
+        return (*predicted["test"], extra)
+
+    def predict_splits(self, context: RunContext, unit: Unit, xs: dict[str, np.ndarray], memo: dict):
+        """One probe per unit, fitted once; the test rows and every other scored split's rows scored by it."""
         task = unit.task
+        x_test, others = xs["test"], [split for split in xs if split != "test"]
         failed = {}
 
         def xy(split):
@@ -167,10 +178,16 @@ class LinearProbe(EmbeddingMethod):
         o = context.options
         options = dict(compat=o.probe_compat, seed=o.seed, select=o.probe_select)
         if task.multilabel:
+            if others:
+                raise FocusError(f"task {task.name}: a multi-label probe scores test rows only")
             result = fit_predict_multilabel(tx, ty, vx, vy, x_test, **options)
         else:
-            result = fit_predict(tx, ty, vx, vy, x_test, n_classes=task.n_classes, **options)
+            result = fit_predict(tx, ty, vx, vy, x_test, n_classes=task.n_classes,
+                                 also=tuple(xs[split] for split in others), **options)
         extra = {**result.info, "n_train": int(len(ty)), "n_train_patients": train_patients,
                  "n_val": 0 if vy is None else int(len(vy)),
                  "n_errors_train": failed["train"], "n_errors_val": failed["val"]}
-        return (result.scores if task.binary else result.probs), result.preds, extra
+        out = {"test": ((result.scores if task.binary else result.probs), result.preds)}
+        for split, probs in zip(others, result.also):
+            out[split] = (probs[:, 1] if task.binary else probs), probs.argmax(axis=1)
+        return out, extra

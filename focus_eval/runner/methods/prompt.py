@@ -19,7 +19,7 @@ from focus_eval.runner.embed import process_share
 from focus_eval.runner.embed_loop import TransformDataset, split_batch
 from focus_eval.runner.images import DecodeAndTransform, ImageItem, decode_size, image_sources
 from focus_eval.runner.methods.base import PROMPT, Method, RunContext
-from focus_eval.runner.records import sample_line
+from focus_eval.runner.records import sample_line, sample_split
 from focus_eval.runner.stages import StageClock
 from focus_eval.runner.units import Unit
 
@@ -130,14 +130,14 @@ class PartWriter:
 
         r = self.records[i]
         for n, u in enumerate(self.todo[r.image_id]):
-            label = u.task.label(r)
+            label, split = u.task.label(r), sample_split(u.task, r)
             if answers is None:
-                write(self.handles[u.stem], sample_line(r, label, None, None, error=error))
+                write(self.handles[u.stem], sample_line(r, label, None, None, error=error, split=split))
                 continue
             answer = answers[n]
             pred = parse_yes_no(answer["text"])
             write(self.handles[u.stem], sample_line(
-                r, label, answer["p_yes"], pred, p_yes=answer["p_yes"], p_no=answer["p_no"],
+                r, label, answer["p_yes"], pred, split=split, p_yes=answer["p_yes"], p_no=answer["p_no"],
                 score_norm=answer["score_norm"], text=answer["text"], parsed=pred is not None))
 
 
@@ -159,7 +159,9 @@ class PromptMethod(Method):
                     for p in layout.parts(u.task.name, u.method):
                         p.unlink()
             state.wait_for_everyone()
-        records = {u.stem: context.records(u, "test", limit=True) for u in units}
+        # the test images, then the validation images where the unit scores them (``scored_splits``)
+        records = {u.stem: [r for split in self.scored_splits(u.task, context.options)
+                            for r in context.records(u, split, limit=True)] for u in units}
         state.wait_for_everyone()  # all processes read the same part files, so they agree on the work list
         done = {u.stem: read_parts(layout, u) for u in units}
         todo: dict[str, list[Unit]] = {}

@@ -19,7 +19,7 @@ class VisionEncoderProbe(LinearProbe):
     families = ("mllm",)
     on_request = True
 
-    def predict(self, context: RunContext, unit: Unit, x_test: np.ndarray, memo: dict):
-        scores, preds, extra = super().predict(context, unit, x_test, memo)
+    def predict_splits(self, context: RunContext, unit: Unit, xs: dict[str, np.ndarray], memo: dict):
+        predicted, extra = super().predict_splits(context, unit, xs, memo)
         encoder = context.adapter().image_encoder()  # mllm_interface.VisionFeatures
-        return scores, preds, {**extra, "vision_tower": encoder.architecture, "vision_pooling": encoder.pooling}
+        return predicted, {**extra, "vision_tower": encoder.architecture, "vision_pooling": encoder.pooling}
