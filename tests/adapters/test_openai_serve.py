@@ -323,7 +323,8 @@ def test_images_whose_requests_fail_are_failed_with_the_reason_and_the_run_goes_
                  "--output-path", str(tmp_path / "out"), "--limit", "3"])
     assert code == 1  # every image failed: the run finishes and says so
     samples = read_jsonl(next((tmp_path / "out").rglob("dr_synth_desktop.prompt.jsonl")))
-    assert len(samples) == 3 and all("HTTP 400" in s["error"] and s["score"] is None for s in samples)
+    assert [s["split"] for s in samples if s["split"] == "test"] == ["test"] * 3  # --limit 3: three test images
+    assert all("HTTP 400" in s["error"] and s["score"] is None for s in samples)  # validation rows failed too
     written = [p.read_text(errors="ignore") for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert written and not any("sk-never-written" in text for text in written)
     assert os.environ["OPENAI_API_KEY"] == "sk-never-written"
