@@ -240,7 +240,7 @@ def print_check(check, options) -> int:
     check.raise_problems()
     rows = [[u.task.name, u.method, u.task.dataset,
              *[check.counts.get(u.task.name, {}).get(s) for s in ("train", "val", "test")]] for u in check.units]
-    estimate = gpu_estimate(check, options.device)
+    estimate = gpu_estimate(check, options)
     if options.json:
         print_json({"model": check.preset.name, "units": [dict(zip(UNITS, r)) for r in rows],
                     "skipped_by_task": check.skipped, "not_scored": check.unserved, "estimate": estimate})
@@ -256,22 +256,26 @@ def print_check(check, options) -> int:
     return 0
 
 
-def gpu_estimate(check, device: str | None) -> dict | None:
+def gpu_estimate(check, options) -> dict | None:
     """On a GPU named with --device, the run's estimated time from the benchmark's throughput figures
     (``focus_eval.grid.estimate``: per workload, scaled by the model's size); None otherwise."""
+    device = options.device
     if not device or not str(device).startswith("cuda") or not check.units:
         return None
-    from focus_eval.grid.estimate import DOCUMENTED_IMAGES, SIZES_B, Throughput, estimate
+    from focus_eval.grid.estimate import DOCUMENTED_IMAGES, SIZES_B, Throughput, estimate, image_counts, images_read
 
-    prompt = check.preset.family == "mllm"
     images, tasks, documented = 0, 0, []
     for dataset in dict.fromkeys(u.task.dataset for u in check.units):
-        names = {u.task.name for u in check.units if u.task.dataset == dataset}
-        counts = [check.counts[n] for n in names if n in check.counts]
-        if counts:
-            images += max(c["test"] if prompt else sum(c.values()) for c in counts)
-        elif dataset in DOCUMENTED_IMAGES:
-            images += DOCUMENTED_IMAGES[dataset][1 if prompt else 0]
+        units = [u for u in check.units if u.task.dataset == dataset]
+        names = {u.task.name for u in units}
+        read = [images_read(check.counts[u.task.name], [u.method], [u.task], options) for u in units
+                if u.task.name in check.counts]
+        if read:
+            images += max(read)
+        elif dataset in DOCUMENTED_IMAGES:  # not read (no data root): the documented figures
+            c = image_counts(dataset, None, [], None)
+            images += max(images_read({"train": c.train, "val": c.val, "test": c.test}, [u.method], [u.task],
+                                      options) for u in units)
             documented.append(dataset)
         tasks = max(tasks, len(names))
     throughput = Throughput.default()

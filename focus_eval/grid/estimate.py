@@ -116,7 +116,7 @@ def _bytes_per_param(preset) -> int:
 
 def estimate(preset, kind: str, images: int, tasks: int, throughput: Throughput) -> Estimate:
     """Estimate one job: ``kind`` is "eval" or "sft"; ``images`` are the images it reads (all splits for linear
-    probes, the test split for prompts, the train split for training)."""
+    probes, the test split (and val with validation rows) for prompts, the train split for training)."""
     size = model_size_b(preset)
     weights_gb = size * _bytes_per_param(preset)
     rate = throughput.images_per_s(preset.family, size, int(preset.preprocessing.get("size", 224)))
@@ -147,6 +147,16 @@ class ImageCounts:
     @property
     def total(self) -> int:
         return self.train + self.val + self.test
+
+
+def images_read(counts: dict[str, int], methods: list[str], tasks: list[Any], options: Any) -> int:
+    """Images an evaluation of ``tasks`` by ``methods`` reads, from ``counts`` (split -> images): the splits each
+    method needs for a task (``Method.image_splits``: a probe's train, val and test; a prompt's test, and val
+    where it writes validation rows)."""
+    from focus_eval.runner.methods import get_method
+
+    splits = {s for m in methods for t in tasks for s in get_method(m).image_splits(t, options)}
+    return sum(counts.get(s, 0) for s in splits)
 
 
 def image_counts(dataset: str, cohort: str | None, tasks: list[Any], data_root: Path | None) -> ImageCounts:

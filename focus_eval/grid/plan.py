@@ -212,12 +212,12 @@ class _Builder:
 
     def add(self, preset, kind: str, job_id: str, dataset: str, cohort: str | None, tasks: list,
             **extra) -> GridJob:
-        from focus_eval.grid.estimate import estimate
+        from focus_eval.grid.estimate import estimate, images_read
 
         counts = self.counts(dataset, cohort, tasks)
-        methods = extra.get("methods", [])
-        images = counts.train if kind == "sft" else (
-            counts.total if set(methods) & {"linear_probe"} else counts.test)
+        images = counts.train if kind == "sft" else images_read(
+            {"train": counts.train, "val": counts.val, "test": counts.test}, extra.get("methods", []), tasks,
+            self.settings)
         est = estimate(preset, kind, images, len(tasks), self.throughput)
         job = GridJob(id=job_id, kind=kind, model=preset.name, dataset=dataset, cohort=cohort,
                       tasks=[t.name for t in tasks], images=images, images_source=counts.source,

@@ -52,7 +52,7 @@ def _unit_state(model_dir: Path, task: str, method: str, expected: dict[str, Any
     """The state of one (task, method) in ``model_dir``: ``missing`` with no file of it, ``partial`` while its
     meta record (written when the unit finishes) is absent or its sample file is short, ``stale`` when the
     meta was written for other inputs than ``expected`` (task and preset hashes, the run options that change
-    numbers), else ``done``."""
+    numbers), ``partial`` when its sample file lacks the validation rows the plan's runs write, else ``done``."""
     from focus_eval.results.layout import OutputLayout
 
     layout = OutputLayout(Path(model_dir))
@@ -72,9 +72,14 @@ def _unit_state(model_dir: Path, task: str, method: str, expected: dict[str, Any
     n_expected = meta.get("n_expected")
     if n_expected is not None and _count_lines(samples) < int(n_expected):
         return UnitState(PARTIAL, f"{_count_lines(samples)} of {n_expected} sample lines")
-    changed = sorted(k for k, v in expected.items() if meta.get(k) != v)
+    from focus_eval.runner.provenance import ROWS
+    from focus_eval.runner.resume import lacks_rows
+
+    changed = sorted(k for k, v in expected.items() if k not in ROWS and meta.get(k) != v)
     if changed:
         return UnitState(STALE, "changed: " + ", ".join(changed), changed)
+    if lacks_rows(meta, expected):  # the next run computes it again, as resume does
+        return UnitState(PARTIAL, "its sample file has no validation rows")
     return UnitState(DONE)
 
 
@@ -100,13 +105,20 @@ class Expectations:
         s = self.plan.settings
         expected = {"task_hash": self.index.get(task).hash, "preset_hash": self.preset(job.model).hash,
                     "method": method, "adapter": job.adapter,
-                    **{name: getattr(s, name) for name in FINGERPRINTED if name in PLAN_OPTIONS}}
+                    **{name: getattr(s, name) for name in FINGERPRINTED if name in PLAN_OPTIONS},
+                    "val_rows": self.val_rows(task, method)}
         if job.adapter:
             from focus_eval.finetune.artifacts import read_adapter_info
 
             info = read_adapter_info(self.plan.adapter_dir(job)) or {}
             expected["adapter_trained_at"] = info.get("created")  # an adapter trained again is evaluated again
         return expected
+
+    def val_rows(self, task: str, method: str) -> bool:
+        """Whether a run of the plan writes validation rows for (task, method)."""
+        from focus_eval.runner.methods import get_method
+
+        return "val" in get_method(method).scored_splits(self.index.get(task), self.plan.settings)
 
     def adapter(self, job: GridJob) -> dict[str, Any]:
         return {"preset_hash": self.preset(job.model).hash, "task_hash": self.index.get(job.tasks[0]).hash,

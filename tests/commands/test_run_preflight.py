@@ -107,7 +107,13 @@ def test_check_on_a_named_gpu_estimates_the_time_or_says_there_are_no_figures(sy
             "--device", "cuda"]
     assert main(["--model", "tiny-medgemma", *base]) == 0
     text = capsys.readouterr().out
-    assert "estimated time on one GPU: about" in text and "for 16 images" in text and "no figures" not in text
+    train, val, test = (int(n) for n in next(line for line in text.splitlines()
+                                               if line.startswith("dr_synth_mobile ")).split()[-3:])
+    assert (train, val, test) == (36, 8, 16)
+    # a prompt reads the test images and, for its validation rows, the validation images
+    assert "estimated time on one GPU: about" in text and "for 24 images" in text and "no figures" not in text
+    assert main(["--model", "tiny-medgemma", *base, "--no-val-scores"]) == 0
+    assert "for 16 images" in capsys.readouterr().out
     assert main(["--model", "tiny-llava", *base]) == 0
     assert "no figures for tiny-llava: estimated as a typical mllm model" in capsys.readouterr().out
     assert not (tmp_path / "out").exists()

@@ -11,7 +11,7 @@ import pytest
 
 from focus_eval.cli import build_parser, main
 from focus_eval.errors import FocusError
-from focus_eval.grid.estimate import Throughput, estimate
+from focus_eval.grid.estimate import Throughput, estimate, image_counts
 from focus_eval.grid.jobs import job_argv
 from focus_eval.grid.plan import Settings, build_plan, read_plan, write_plan
 from focus_eval.presets import load_preset
@@ -112,7 +112,12 @@ def test_image_counts_come_from_the_data_root_when_it_holds_the_dataset(tmp_path
     plan = build_plan(settings, models="tiny-vit,tiny-medgemma", tasks="synth_desktop")
     vit, mllm = plan.jobs
     assert (vit.images_source, mllm.images_source) == ("counted", "counted")
-    assert vit.images == 40 and 0 < mllm.images < 40  # linear probes read every split, prompts the test split
+    counts = image_counts("synth_desktop", None, [TaskIndex().get(t) for t in vit.tasks], tmp_path / "data")
+    assert counts.test > 0 and counts.val > 0
+    # linear probes read every split, prompts the test split and, for their validation rows, the val split
+    assert vit.images == counts.total == 40 and mllm.images == counts.test + counts.val
+    settings.val_scores = False
+    assert build_plan(settings, models="tiny-medgemma", tasks="synth_desktop").jobs[0].images == counts.test
     assert plan.without_job == []  # a chosen task list is not the paper's grid
 
 

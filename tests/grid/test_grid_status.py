@@ -42,6 +42,18 @@ def test_unit_state_reads_each_state_from_the_files(tmp_path):
     assert (state.state, state.reason) == ("stale", "changed: seed, task_hash")
 
 
+def test_a_unit_without_the_validation_rows_the_plan_writes_is_partial_and_one_with_more_is_done(tmp_path):
+    layout = OutputLayout(tmp_path / "m")
+    wants, plain = {**EXPECTED, "val_rows": True}, {**EXPECTED, "val_rows": False}
+    for recorded in ({**EXPECTED, "n_expected": 5}, {**EXPECTED, "n_expected": 5, "val_rows": False}):
+        write_unit(layout, 5, recorded)  # recorded before validation rows were written, or with --no-val-scores
+        state = unit_state(layout.root, "dr_x", "prompt", wants)
+        assert (state.state, state.reason) == ("partial", "its sample file has no validation rows")
+    write_unit(layout, 5, {**EXPECTED, "n_expected": 5, "val_rows": True})
+    assert unit_state(layout.root, "dr_x", "prompt", wants).state == "done"
+    assert unit_state(layout.root, "dr_x", "prompt", plain).state == "done"  # more rows than wanted: kept
+
+
 def test_adapter_state_and_job_state(tmp_path):
     expected = {"preset_hash": "p1", "task_hash": "t1", "train_dataset": "brset", "train_target": "dr"}
     folder = tmp_path / "sft-dr_brset"
@@ -107,6 +119,9 @@ def test_status_of_a_half_finished_output_folder_then_run_and_collect(tmp_path, 
     changed = read_plan(plan)
     changed.settings.n_boot = 30  # an option that changes numbers makes finished units stale
     assert plan_status(changed)[0].state == "stale"
+    plain = read_plan(plan)
+    plain.settings.val_scores = False  # a plan without validation rows keeps the units that have them
+    assert plan_status(plain)[0].state == "done"
 
     assert main(["grid", "collect", str(plan), "-o", str(tmp_path / "site")]) == 2
     assert "3 job(s) are not done" in capsys.readouterr().err
