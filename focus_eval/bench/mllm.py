@@ -208,6 +208,10 @@ class _BenchTask:
 
     name = "dr_bench"
     target = "dr"
+    splits = {"test": "test"}
+
+    def label(self, record) -> int:
+        return record.dr
 
 
 def reference(prepared: Prepared, sizes: Sizes, env: Env) -> Measurement:

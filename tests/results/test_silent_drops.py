@@ -2,6 +2,8 @@
 --skip-bad, is left out and counted), train/val images that fail to decode are counted per split and printed,
 and a torn results line stops the leaderboard naming it."""
 
+import json
+
 import pytest
 
 from focus_eval.cli import main
@@ -34,7 +36,8 @@ def test_score_stops_on_a_bad_sample_line_and_skip_bad_counts_it(finished, tmp_p
     model = copy_model(finished, tmp_path)
     path = model / "samples" / "dr_synth_desktop.linear_probe.jsonl"
     lines = path.read_text().splitlines(keepends=True)
-    n = len(lines)
+    n, n_test = len(lines), sum(1 for line in lines if json.loads(line)["split"] == "test")
+    assert n_test < n  # test rows first, then the validation rows
     if damage == "corrupt":
         lines[3] = lines[3][:10] + "#" + lines[3][11:]
         where = "line 4"
@@ -49,7 +52,8 @@ def test_score_stops_on_a_bad_sample_line_and_skip_bad_counts_it(finished, tmp_p
     assert main(["score", "--skip-bad", str(model)]) == 0
     assert where in capsys.readouterr().err
     line = next(r for r in read_jsonl(model / "results.jsonl") if r["task"] == "dr_synth_desktop")
-    assert line["n"] == n - 1 and line["extra"]["n_bad_lines"] == 1
+    # the corrupt line is a test row (line 4), the torn one the last validation row
+    assert line["n"] == n_test - (damage == "corrupt") and line["extra"]["n_bad_lines"] == 1
 
 
 def test_train_and_val_images_that_fail_are_counted_per_split(finished, tmp_path, capsys):

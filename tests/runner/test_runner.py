@@ -57,7 +57,9 @@ def test_efficientnet_lite0_on_synthetic_tasks(tmp_path, data_root):
     lines = [json.loads(x) for x in (model_dir / "samples" / "dr_synth_desktop.linear_probe.jsonl").read_text().splitlines()]
     assert lines and all(set(SAMPLE_KEYS) == set(x) for x in lines)
     assert len({x["image_id"] for x in lines}) == len(lines)
-    assert all(x["split"] == "test" for x in lines)
+    splits = [x["split"] for x in lines]  # the test rows, then the validation rows
+    assert splits == sorted(splits, key=["test", "val"].index) and set(splits) == {"test", "val"}
+    assert next(r for r in rows if r["task"] == "dr_synth_desktop")["n"] == splits.count("test")
     manifest = json.loads(next(model_dir.glob("run-*.json")).read_text())
     assert manifest["preset"]["name"] == "efficientnet-lite0" and "dr_synth_desktop" in manifest["tasks"]
 
@@ -191,7 +193,8 @@ def test_mllm_prompt_run_resumes_from_its_last_written_sample(tmp_path, data_roo
         validate_result_dict(r)
         assert r["method"] == "prompt" and r["untrained"] is True
         samples = read_jsonl(clean / "samples" / f"{r['task']}.prompt.jsonl")
-        assert r["n_unparsed"] == sum(1 for s in samples if s["parsed"] is False)
+        assert {s["split"] for s in samples} == {"test", "val"}  # the results line counts the test rows
+        assert r["n_unparsed"] == sum(1 for s in samples if s["parsed"] is False and s["split"] == "test")
         assert all(s["score"] == s["p_yes"] and s["text"] is not None for s in samples)
 
     calls = []
