@@ -152,7 +152,12 @@ def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None, dict[str, 
         return target, str(DataError(str(exc), file=source)), None, None
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
-    atomic_write_bytes(target, buffer.getvalue())
+    global _writing
+    _writing = True
+    try:
+        atomic_write_bytes(target, buffer.getvalue())
+    finally:
+        _writing = False
     stamp = {"digest": digest, "decode": images.DECODE_VERSION, "copy_size": len(buffer.getvalue())}
     return target, None, stamp, (ident, read_at)
 
@@ -219,15 +224,23 @@ def _run(jobs: list[tuple[str, str, int]], workers: int):
         yield from pool.imap(_prepare_one, jobs, chunksize=chunk)
 
 
+# whether this worker is writing a copy: only then does SIGTERM unwind (see _exit_on_term)
+_writing = False
+
+
 def _worker_signals() -> None:
-    """Workers leave SIGINT to the parent (which ends them) and end on SIGTERM by unwinding (SystemExit), so a
-    copy being written removes its temporary file (the atomic writer cleans up on any exception)."""
+    """Workers leave SIGINT to the parent (which ends them) and end on SIGTERM: by unwinding (SystemExit) while
+    a copy is being written, so that its temporary file is removed (the atomic writer cleans up on any
+    exception), and at once otherwise. Unwinding anywhere else could stop a worker while it holds a lock of the
+    pool's queue or of the interpreter's exit handlers, and leave it waiting on that lock for ever."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit_on_term)
 
 
 def _exit_on_term(signum, frame) -> None:
-    raise SystemExit(128 + signum)
+    if _writing:
+        raise SystemExit(128 + signum)
+    os._exit(128 + signum)
 
 
 def _write_corrupt(data_root, dataset: str, size: int, seen: set[str], corrupt: dict[str, str]) -> None:
