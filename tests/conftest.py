@@ -19,6 +19,9 @@ if _bin not in os.environ.get("PATH", "").split(os.pathsep):
 import pytest  # noqa: E402
 from helpers.browser_support import browser  # noqa: E402,F401  (a fixture: headless Chromium for page tests)
 
+# per-test timeouts (a longer one for tests marked slow) and the stop of processes the tests left running
+pytest_plugins = ["helpers.timeouts"]
+
 
 @pytest.fixture
 def private_cache(tmp_path, monkeypatch):

@@ -3,7 +3,6 @@ folders, an adapter class outside the package behind --trust-remote-code, where 
 model hub that cannot be reached failing fast with what to do."""
 
 import json
-import time
 
 import pytest
 
@@ -131,10 +130,14 @@ def test_an_unreachable_hub_fails_fast_with_what_to_do(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # nothing listens on the discard port
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setattr(hub, "_probed", {})
-    started = time.monotonic()
+    probes = []  # the work done before the refusal: one bounded connection attempt, no download tried
+    connect = hub.socket.create_connection
+    monkeypatch.setattr(hub.socket, "create_connection",
+                        lambda address, timeout=None, **kw: probes.append((address, timeout)) or connect(address, timeout,
+                                                                                                        **kw))
     with pytest.raises(FocusError) as raised:
         load_preset("hf_vision", {"pretrained": "some-org/some-model"})
-    assert time.monotonic() - started < 10
+    assert probes == [(("127.0.0.1", 9), hub.PROBE_TIMEOUT_S)]
     message = str(raised.value)
     assert "the model hub http://127.0.0.1:9 cannot be reached" in message
     assert "set HF_HUB_OFFLINE=1" in message and str(tmp_path / "hf" / "hub") in message

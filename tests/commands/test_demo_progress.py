@@ -10,22 +10,26 @@ import time
 import pytest
 
 from focus_eval.progress import StageLine, bar, factory
+from helpers.processes import reaped
 
 LINE = re.compile(r"^\[focus-eval\] \d\d:\d\d:\d\d ")
 
 
 @pytest.mark.slow
-def test_demo_prints_its_first_line_within_5_s_and_one_line_per_stage_off_a_terminal(tmp_path):
+def test_demo_prints_its_first_line_early_and_one_line_per_stage_off_a_terminal(tmp_path):
     started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "focus_eval", "demo", "--out", str(tmp_path / "demo"), "--models",
-                             "tiny-vit", "--n", "40", "--n-boot", "10"], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, cwd=tmp_path)
     lines = []  # (seconds since start, raw line)
-    for raw in iter(proc.stdout.readline, b""):
-        lines.append((time.monotonic() - started, raw))
-    assert proc.wait(timeout=600) == 0, b"".join(r for _, r in lines).decode()
+    with reaped() as procs:
+        procs.append(subprocess.Popen([sys.executable, "-m", "focus_eval", "demo", "--out", str(tmp_path / "demo"),
+                                       "--models", "tiny-vit", "--n", "40", "--n-boot", "10"],
+                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=tmp_path))
+        for raw in iter(procs[0].stdout.readline, b""):
+            lines.append((time.monotonic() - started, raw))
+        assert procs[0].wait(timeout=600) == 0, b"".join(r for _, r in lines).decode()
+    total = time.monotonic() - started
     text = [raw.decode() for _, raw in lines]
-    assert lines[0][0] < 5, f"first line after {lines[0][0]:.1f} s: {text[0]!r}"
+    # the first line comes before the heavy work (a share of the whole run, so a busy machine does not flake it)
+    assert lines[0][0] < 0.25 * total, f"first line after {lines[0][0]:.1f} s of {total:.1f} s: {text[0]!r}"
     assert LINE.match(text[0]) and "demo: 1 model(s)" in text[0]
     assert not any(b"\r" in raw for _, raw in lines)  # no bars redrawn in a log
     stages = [t for t in text if LINE.match(t)]

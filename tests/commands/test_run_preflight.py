@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -24,17 +23,14 @@ def test_headline_command_reports_every_problem_in_one_run_and_writes_nothing(tm
     out = tmp_path / "out"
     out.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "FOCUS_DATA"}
-    started = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "focus_eval", "--model", "medgema-27b", "--tasks", "glaucma_*",
                            "-o", str(out)], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60)
-    elapsed = time.monotonic() - started
     assert done.returncode == 2, done.stderr
     err = done.stderr
     assert "3 problems" in err
     assert "unknown model 'medgema-27b'; did you mean medgemma-27b" in err
     assert "task pattern 'glaucma_*' matches no task; did you mean glaucoma" in err
     assert err.count("no data root: pass --data-root DIR (or set FOCUS_DATA)") == 1
-    assert elapsed < 5, f"took {elapsed:.1f} s"
     assert list(out.iterdir()) == []
 
 

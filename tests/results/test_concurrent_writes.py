@@ -10,6 +10,7 @@ import pytest
 
 from focus_eval.cli import main
 from focus_eval.results.schema import read_jsonl, validate_result_dict
+from helpers.processes import reaped
 
 HAMMER = textwrap.dedent("""
     import sys
@@ -36,9 +37,10 @@ HAMMER = textwrap.dedent("""
 @pytest.mark.parametrize("attempt", range(3))
 def test_eight_processes_upserting_one_results_file_lose_nothing(tmp_path, attempt):
     workers, rounds = 8, 15
-    procs = [subprocess.Popen([sys.executable, "-c", HAMMER, str(tmp_path), str(w), str(rounds)],
-                              stderr=subprocess.PIPE, text=True) for w in range(workers)]
-    errors = [p.communicate(timeout=300)[1] for p in procs]
+    with reaped() as procs:
+        procs += [subprocess.Popen([sys.executable, "-c", HAMMER, str(tmp_path), str(w), str(rounds)],
+                                   stderr=subprocess.PIPE, text=True) for w in range(workers)]
+        errors = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * workers, errors
     rows = read_jsonl(tmp_path / "results.jsonl")
     assert sorted(r["task"] for r in rows) == sorted(f"t{w}_{t}" for w in range(workers) for t in range(3))
@@ -58,13 +60,15 @@ def test_two_runs_on_one_output_folder_keep_both_results(tmp_path):
                  str(tmp_path / "warm"), "--no-progress", "--num-workers", "0"]) == 0  # builds the tiny model once
     for round_ in range(3):
         out = tmp_path / f"out{round_}"
-        procs = [subprocess.Popen(
-            [sys.executable, "-m", "focus_eval", "--model", "tiny-vit", "--tasks", task, "--data-root", str(data),
-             "--output-path", str(out), "--no-progress", "--num-workers", "0", "--n-boot", "20",
-             "--cache-dir", str(tmp_path / f"cache{i}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for i, task in enumerate(("dr_synth_desktop,glaucoma_synth_desktop",
-                                      "dr_synth_mobile,glaucoma_synth_mobile"))]
-        outputs = [p.communicate(timeout=600) for p in procs]
+        with reaped() as procs:
+            procs += [subprocess.Popen(
+                [sys.executable, "-m", "focus_eval", "--model", "tiny-vit", "--tasks", task, "--data-root", str(data),
+                 "--output-path", str(out), "--no-progress", "--num-workers", "0", "--n-boot", "20",
+                 "--cache-dir", str(tmp_path / f"cache{i}")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                text=True)
+                for i, task in enumerate(("dr_synth_desktop,glaucoma_synth_desktop",
+                                          "dr_synth_mobile,glaucoma_synth_mobile"))]
+            outputs = [p.communicate(timeout=600) for p in procs]
         assert [p.returncode for p in procs] == [0, 0], outputs
         rows = read_jsonl(out / "tiny-vit" / "results.jsonl")
         assert sorted(r["task"] for r in rows) == ["dr_synth_desktop", "dr_synth_mobile", "glaucoma_synth_desktop",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -86,9 +85,7 @@ NESTED = "{% for a in range(9000) %}{% for b in range(9000) %}{{ '' }}{% endfor 
 ])
 def test_a_runaway_or_reaching_prompt_fails_fast_with_a_one_line_error(tmp_path, capsys, prompt, message):
     path = write(tmp_path / "mine", "t_prompt.yaml", TASK.format(name="t_prompt") + f"prompt: {json.dumps(prompt)}\n")
-    started = time.monotonic()
-    err = tasks_error(capsys, path.parent)
-    assert time.monotonic() - started < 20
+    err = tasks_error(capsys, path.parent)  # a prompt that runs away instead hits the per-test timeout
     assert str(path) in err and message in err
 
 

@@ -26,7 +26,8 @@ import pytest
 docker = pytest.importorskip("docker", reason="the docker Python SDK is not installed (pip install -e '.[test]')")
 tomllib = pytest.importorskip("tomllib", reason="reading pyproject.toml needs Python 3.11")
 
-pytestmark = [pytest.mark.container, pytest.mark.slow]
+# the first test builds the image and runs the demo in it (its fixtures count against its time limit)
+pytestmark = [pytest.mark.container, pytest.mark.slow, pytest.mark.timeout(2700)]
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "focus-eval:test"

@@ -1,7 +1,6 @@
 """User YAML and Jinja cannot amplify: aliases are refused in every user file before anything expands, and a
 prompt template's string operations are checked before they build, not after."""
 
-import time
 import tracemalloc
 
 import pytest
@@ -15,6 +14,7 @@ from focus_eval.files import MAX_YAML_BYTES, load_yaml
 from focus_eval.presets import read_preset_file
 from focus_eval.task.config import read_yaml
 from focus_eval.task.sandbox import MAX_CHARS, PromptSandbox, RenderLimit
+from helpers.processes import deadline
 
 # nine levels of ten aliases: 10**9 copies of "lol" once expanded
 LAUGHS = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n" + "".join(
@@ -45,13 +45,12 @@ def test_billion_laughs_in_a_user_file_is_refused_fast_naming_the_file(tmp_path,
     path = tmp_path / name
     path.write_text(LAUGHS, encoding="utf-8")
     tracemalloc.start()
-    start = time.perf_counter()
     with pytest.raises(FocusError) as caught:
         reader(path)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert str(path) in str(caught.value) and "alias" in str(caught.value)
-    assert time.perf_counter() - start < 2 and peak < 20e6
+    assert peak < 20e6  # refused before the aliases were expanded: the work done is bounded by what was read
 
 
 def render(source: str, **context) -> str:
@@ -149,7 +148,6 @@ def test_a_growing_filter_on_a_list_is_checked_on_the_lists_text():
 @pytest.mark.parametrize("kind", ["not utf-8", "named pipe", "folder"])
 def test_a_user_file_that_is_no_utf8_text_file_is_refused_naming_it(tmp_path, reader, name, kind):
     import os
-    import signal
 
     path = tmp_path / name
     if kind == "not utf-8":
@@ -158,14 +156,8 @@ def test_a_user_file_that_is_no_utf8_text_file_is_refused_naming_it(tmp_path, re
         os.mkfifo(path)
     else:
         path.mkdir()
-    old = signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("opened a named pipe")))
-    signal.alarm(10)
-    try:
-        with pytest.raises(FocusError) as caught:
-            reader(path)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
+    with deadline(10, "opening a named pipe"), pytest.raises(FocusError) as caught:
+        reader(path)
     assert str(path) in str(caught.value)
 
 
