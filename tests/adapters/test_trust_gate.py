@@ -156,3 +156,22 @@ def test_an_entry_point_without_an_installed_distribution_needs_the_flag(capsys,
     loose = EntryPoint("loose", "gate_loose_mod:THING", "focus_eval.models")
     assert registry.load_entry_point(loose) is None
     assert "--trust-remote-code" in capsys.readouterr().err
+
+
+def test_a_run_check_stops_at_the_gate_before_locating_a_packaged_source(tmp_path, monkeypatch, capsys):
+    """``--check`` (and every run, which checks first) locates a preset's weights before loading anything; for
+    ``package:pkg.sub/file`` that lookup imports ``pkg``, so the gate comes first there too."""
+    from focus_eval.cli import main
+    from focus_eval.synth.datasets import write_synthetic
+
+    marker = _package(tmp_path, "gate_check_pkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    preset = _preset(tmp_path, "checked", source="package:gate_check_pkg.sub/weights.pth")
+    write_synthetic(tmp_path / "data", n=10, seed=1)
+    argv = ["--model", str(preset), "--tasks", "dr_synth_desktop", "--data-root", str(tmp_path / "data"),
+            "--output-path", str(tmp_path / "out"), "--check"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "field 'source'" in err and "gate_check_pkg" in err and "--trust-remote-code" in err
+    assert not marker.exists()  # the package's __init__ never ran
+    assert main([*argv, "--trust-remote-code"]) == 0 and marker.exists()
