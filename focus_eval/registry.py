@@ -7,7 +7,8 @@ a preset's ``adapter: module:Class``, a preset ``source: package:pkg.sub/file`` 
 its parent package), and entry points of other packages. Code named by a file or an argument needs
 ``--trust-remote-code``; an entry point is trusted when an installed distribution declares it (installing
 the package was the consent). An entry point that fails to import is skipped with one warning naming it and
-its distribution, so a broken plugin breaks only what uses it."""
+its distribution, so a broken plugin breaks only what uses it, and every listing of its group names it beneath
+itself (``unlisted``)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,8 @@ from focus_eval.errors import FocusError
 TRUST_FLAG = "--trust-remote-code"
 _WARNED: set[str] = set()
 _WARN_LOCK = threading.Lock()
+# (group, name) -> why the entry point was skipped: every listing of that group names it (``unlisted``)
+_BROKEN: dict[tuple[str, str], str] = {}
 
 
 def require_trust(what: str, target: str, trusted: bool, noun: str = "module", effect: str | None = None) -> None:
@@ -62,8 +65,30 @@ def load_entry_point(ep) -> Any:
         return ep.load()
     except Exception as exc:  # a plugin's import may raise anything; it must not take the command down
         first = str(exc).splitlines()[0] if str(exc) else ""
-        warn_once(f"skipped {origin}: cannot import it ({type(exc).__name__}: {first})")
+        skip(ep, f"cannot import it ({type(exc).__name__}: {first})")
         return None
+
+
+def skip(ep, why: str) -> None:
+    """Record that entry point ``ep`` is left out (``why``), and warn once."""
+    with _WARN_LOCK:
+        _BROKEN[(ep.group, ep.name)] = f"{entry_point_origin(ep)}: {why}"
+    warn_once(f"skipped {entry_point_origin(ep)}: {why}")
+
+
+def unlisted(*groups: str) -> list[str]:
+    """One line for each entry point of ``groups`` left out so far in this process (it cannot be imported, or
+    names no folder), for a listing to print beneath itself every time, so that a broken plugin is named
+    where its entries would have been."""
+    with _WARN_LOCK:
+        found = sorted((key, why) for key, why in _BROKEN.items() if key[0] in groups)
+    return [f"not listed: {why}" for _, why in found]
+
+
+def print_unlisted(*groups: str) -> None:
+    """Print ``unlisted(*groups)`` to stderr (beneath a listing; its table on stdout stays as it was)."""
+    for line in unlisted(*groups):
+        print(f"focus-eval: {line}", file=sys.stderr)
 
 
 def suggest(name: str, known: Iterable[str], *, cutoff: float = 0.6, listing: str | None = None) -> str:
@@ -136,6 +161,19 @@ class Registry:
         self._fill()
         return name in self._targets
 
+    def loaded(self) -> list[tuple[str, Any]]:
+        """(name, object) of every entry, imported, for listings: an entry point of another package that
+        cannot be imported is left out (warned once and named by ``unlisted(group)``), so one broken plugin
+        does not break the listing; an entry of focus-eval's own that fails still raises."""
+        found = []
+        for name in self.names():
+            try:
+                found.append((name, self.get(name)))
+            except FocusError:
+                if name not in self._plugins:
+                    raise
+        return found
+
     def target(self, name: str) -> str | Any:
         self.check(name)
         return self._targets[name]
@@ -179,7 +217,7 @@ def entry_point_folders(group: str) -> list:
             continue
         folder = Path(str(found))
         if not folder.is_dir():
-            warn_once(f"skipped {entry_point_origin(ep)}: it names {folder}, which is not a folder")
+            skip(ep, f"it names {folder}, which is not a folder")
             continue
         folders.append(folder.resolve())
     return folders

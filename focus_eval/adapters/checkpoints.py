@@ -58,7 +58,7 @@ def _weights_path(preset, file_name: str | None) -> Path:
         return path.resolve()
     source = str(preset.source or "")
     if source.startswith("package:"):
-        return _packaged_file(preset, source[len("package:"):])
+        return packaged_file(preset, source[len("package:"):])
     if source and file_name and Path(source).expanduser().is_dir():
         path = Path(source).expanduser() / file_name
         if not path.is_file():
@@ -94,7 +94,9 @@ def hub_file(preset, repo_id: str, file_name: str, revision: str | None = None) 
                          f"{advice(repo_id, bool(preset.gated))} Or pass --model-args weights=PATH") from None
 
 
-def _packaged_file(preset, spec: str) -> Path:
+def packaged_file(preset, spec: str) -> Path:
+    """The file ``relative`` of a ``package:<module>/<relative>`` source. Finding a dotted module imports its
+    parent package, so a caller passes the trust gate first (``adapters.check_code``)."""
     module, _, relative = spec.partition("/")
     found = importlib.util.find_spec(module)
     if found is None or not found.submodule_search_locations:

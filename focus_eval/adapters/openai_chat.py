@@ -29,6 +29,7 @@ import json
 import math
 import os
 import random
+import re
 import socket
 import threading
 import time
@@ -61,6 +62,8 @@ MAX_ERROR_BYTES = 2 ** 16
 LOGPROB_TOLERANCE = 1e-6
 # the longest single wait between two tries: backoff grows to this, a Retry-After beyond it is still honoured
 MAX_BACKOFF = 60.0
+# what an API key may hold: printable ASCII (it travels in a header line)
+_HEADER_SAFE = re.compile(r"[\x21-\x7e]+")
 
 
 class RequestFailed(Exception):
@@ -126,8 +129,9 @@ def endpoint_host(url: str) -> str:
 
 
 class _Deadline:
-    """The whole-request bound: a timer that, when ``seconds`` have passed, shuts down every socket the request
-    opened, so a blocked connect, send or read returns at once, however slowly the server trickles bytes."""
+    """The whole-request bound: connecting gets only the time left (for every address a host name gives, not
+    ``seconds`` each), and a timer that, when ``seconds`` have passed, shuts down every socket the request
+    opened, so a blocked send or read returns at once, however slowly the server trickles bytes."""
 
     def __init__(self, seconds: float):
         self.seconds, self.expired = seconds, False
@@ -135,10 +139,38 @@ class _Deadline:
         self.lock = threading.Lock()
         self.timer = threading.Timer(seconds, self.expire)
         self.timer.daemon = True
+        self.ends = time.monotonic() + seconds
 
     def __enter__(self) -> "_Deadline":
+        self.ends = time.monotonic() + self.seconds
         self.timer.start()
         return self
+
+    def remaining(self) -> float:
+        return self.ends - time.monotonic()
+
+    def create_connection(self, address, timeout=None, source_address=None, *args):
+        """``socket.create_connection`` within the time left: each address of the host is tried with what
+        remains, and none once it is spent."""
+        host, port = address
+        failure: OSError | None = None
+        for family, kind, proto, _, where in socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM):
+            left = self.remaining()
+            if left <= 0:
+                break
+            sock = socket.socket(family, kind, proto)
+            try:
+                sock.settimeout(left)
+                if source_address:
+                    sock.bind(source_address)
+                sock.connect(where)
+                return sock
+            except OSError as exc:
+                failure = exc
+                sock.close()
+        if self.remaining() <= 0:
+            self.expired = True
+        raise failure or TimeoutError(f"no time left to connect to {host}:{port}")
 
     def __exit__(self, *exc) -> None:
         self.timer.cancel()
@@ -162,6 +194,10 @@ class _Deadline:
         deadline = self
 
         class Watched(http_class):  # type: ignore[misc, valid-type]
+            def __init__(self, *args, **kwargs):
+                super().__init__(*args, **kwargs)
+                self._create_connection = deadline.create_connection
+
             def connect(self):
                 super().connect()
                 deadline.watch(self.sock)
@@ -182,6 +218,13 @@ class _NoRedirect(urlrequest.HTTPRedirectHandler):
 
     def redirect_request(self, req, fp, code, msg, headers, newurl):
         return None
+
+    def http_error_302(self, req, fp, code, msg, headers):
+        """Not handled: urllib's last handler raises the 3xx as an HTTPError, before the Location is parsed
+        (a Location that is no URL would raise something else on the way)."""
+        return None
+
+    http_error_301 = http_error_303 = http_error_307 = http_error_308 = http_error_302
 
 
 def _watched_handlers(deadline: _Deadline) -> list:
@@ -242,6 +285,9 @@ class Endpoint:
                 raise self._http_failure(exc, where, url) from None
             except (OSError, HTTPException) as exc:  # refused, reset, timed out, cut short
                 raise self._connection_failure(exc, where, deadline.expired) from None
+            except ValueError as exc:  # an answer urllib cannot take apart (a header it cannot read)
+                raise RequestFailed(f"{where}: the answer is not HTTP that can be read ({type(exc).__name__}: "
+                                    f"{str(exc)[:200]})") from None
         if deadline.expired:  # the timer fired as the last bytes came in: the answer may be cut short
             raise self._connection_failure(None, where, True)
         if len(payload) > MAX_ANSWER_BYTES:
@@ -255,7 +301,7 @@ class Endpoint:
         if expired:
             return RequestFailed(f"{where}: no complete answer within {self.timeout:g} s (settings.timeout)",
                                  retry=True)
-        reason = getattr(exc, "reason", exc)
+        reason = " ".join(str(getattr(exc, "reason", exc)).split())[:200]  # on one line
         return RequestFailed(f"{where}: connection failed ({reason})", retry=True)
 
     def _opener(self, deadline: _Deadline):
@@ -284,9 +330,12 @@ class Endpoint:
     def _redirected(self, exc: urlerror.HTTPError, where: str, url: str) -> RequestFailed:
         """A redirect is refused (a permanent failure): the message names both addresses."""
         location = (exc.headers.get("Location") or "") if exc.headers else ""
-        target = urljoin(url, location.strip()) if location else ""
-        split = urlsplit(target)
-        there = f"{split.scheme}://{endpoint_host(target)}" if split.scheme else "an address it did not give"
+        try:
+            target = urljoin(url, location.strip()) if location else ""
+            split = urlsplit(target)
+            there = f"{split.scheme}://{endpoint_host(target)}" if split.scheme else "an address it did not give"
+        except ValueError:  # a Location that is no URL ("http://[::1", a port past 65535)
+            there = f"an address that is no URL ({redact(location)[:100]!r})"
         here = f"{urlsplit(url).scheme}://{endpoint_host(url)}"
         return RequestFailed(f"{where}: HTTP {exc.code} redirect from {here} to {there}; focus-eval follows no "
                              f"redirects (a request carries the API key and its body), so set settings.base_url "
@@ -508,6 +557,10 @@ class OpenAIChatAdapter(PresetAdapter):
                              float(self.options["backoff_seconds"]))
         key = os.environ.get(str(self.options["api_key_env"])) or None
         register_secret(key)  # from here on every message focus-eval writes or prints masks it
+        if key is not None and not _HEADER_SAFE.fullmatch(key):
+            # a line break would add headers of its own to every request; other characters cannot be sent
+            raise FocusError(f"preset {preset.name!r}: the API key in ${self.options['api_key_env']} holds a line "
+                             f"break or a character an HTTP header cannot carry (printable ASCII only)")
         self.endpoint = Endpoint(self.options["base_url"], key, float(self.options["timeout"]), policy,
                                  key_env=str(self.options["api_key_env"]))
         self.tally = _Tally()
@@ -629,12 +682,19 @@ class OpenAIChatAdapter(PresetAdapter):
                                                                                 max_new_tokens))
             row.answer = read_answer(response, row.read)
         except (RequestFailed, InvalidAnswer) as exc:
-            row.error = redact(f"model {self.name!r}: {exc}")
-            row.retry = isinstance(exc, RequestFailed) and exc.retry
-            self.tally.add(None, "failed")
+            self._failed(row, str(exc), isinstance(exc, RequestFailed) and exc.retry)
+            return
+        except Exception as exc:  # noqa: BLE001 - whatever else a hostile answer sets off fails this row, named
+            self._failed(row, f"POST {self.host}: {type(exc).__name__}: {str(exc)[:300]}", False)
             return
         model = response.get("model")
         self.tally.add(redact(model)[:200] if isinstance(model, str) else None, row.answer["scored_by"])
+
+    def _failed(self, row: _Row, reason: str, retry: bool) -> None:
+        """The row fails with ``reason`` (the cause itself, redacted), transient when ``retry``."""
+        row.error = redact(f"model {self.name!r}: {reason}")
+        row.retry = retry
+        self.tally.add(None, "failed")
 
 
 def _letter_reader(letters: Sequence[str]) -> Callable[[Top | None, str], dict[str, Any]]:

@@ -5,17 +5,20 @@ the first answer token's log-probabilities. Starlette routes behind uvicorn; eve
 ``serve_limits.ServeLimits`` (JSON depth, prompt length, pixel budget, ``max_tokens`` cap, queue bound, time).
 
 Requests that arrive together are answered in one batched call of the adapter (grouped by answer length and
-by whether they hold an image), so several evaluation processes can share one model. The turn is rendered as
-the in-process adapter renders [image, prompt] (or the prompt alone; no system turn), so the numbers equal an
-in-process run's. ``top_logprobs`` may exceed OpenAI's limit of 20 (an extension, for exact scores of tokens
-outside the top 20; more than the vocabulary lists all of it). ``logprobs.content`` lists the first answer
-token only, the one focus-eval reads.
+by whether they hold an image), so several evaluation processes can share one model; up to ``max_queue`` more
+wait their turn (503 with ``Retry-After`` beyond). The turn is rendered as the in-process adapter renders
+[image, prompt] (or the prompt alone; no system turn), so the numbers equal an in-process run's.
+``top_logprobs`` may exceed OpenAI's limit of 20, up to ``max_top_logprobs`` (an extension, for exact scores of
+tokens outside the top 20; more than the vocabulary lists all of it). ``logprobs.content`` lists the first
+answer token only, the one focus-eval reads. A request field this server does not read (``FIELDS``), or one of
+``NEUTRAL`` at a value that would change the answer, is refused by name: nothing is silently ignored.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 import logging
 import math
 import queue
@@ -33,6 +36,28 @@ from focus_eval.errors import FocusError
 
 # the longest a request waits for others to share its batch
 BATCH_WINDOW_S = 0.005
+# the request fields this server reads
+FIELDS = frozenset({"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "n", "stream",
+                    "logprobs", "top_logprobs"})
+# fields clients send by habit, taken only at a value that leaves a greedy answer as it is (a test of the value)
+NEUTRAL: dict[str, Any] = {
+    "top_p": lambda v: v is None or (not isinstance(v, bool) and v in (1, 1.0)),
+    "presence_penalty": lambda v: v is None or (not isinstance(v, bool) and v in (0, 0.0)),
+    "frequency_penalty": lambda v: v is None or (not isinstance(v, bool) and v in (0, 0.0)),
+    "seed": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),  # greedy: nothing to seed
+    "user": lambda v: v is None or isinstance(v, str),
+    "stop": lambda v: v is None or v == [],
+    "logit_bias": lambda v: v is None or v == {},
+    "response_format": lambda v: v is None or v == {"type": "text"},
+    "stream_options": lambda v: v is None,
+    "tools": lambda v: v is None or v == [],
+    "tool_choice": lambda v: v is None or v == "none",
+}
+# the keys of one message, of its parts and of an image part's image_url
+MESSAGE_KEYS = frozenset({"role", "content"})
+PART_KEYS = {"text": frozenset({"type", "text"}), "image_url": frozenset({"type", "image_url"})}
+IMAGE_URL_KEYS = frozenset({"url", "detail"})
+DETAILS = (None, "auto", "low", "high")  # an image's detail level: one rendering here, whichever is named
 log = logging.getLogger("focus_eval.serve")
 
 
@@ -68,7 +93,32 @@ def _int_field(body: dict, key: str, default: int, lowest: int) -> int:
     return value
 
 
+def _name(key: Any) -> str:
+    """A client's field name as a message quotes it (cut short: the name is the client's text)."""
+    return repr(key)[:60]
+
+
+def _unknown(keys, known, where: str) -> None:
+    """Refuse, by name, every key of ``keys`` outside ``known`` (``where`` says whose keys they are)."""
+    extra = sorted((k for k in keys if k not in known), key=str)
+    if extra:
+        named = ", ".join(_name(k) for k in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        raise ClientError(f"{where} {named}: not supported by this server (it reads "
+                          f"{', '.join(sorted(known))})", code="unsupported_field")
+
+
+def _check_fields(body: dict) -> None:
+    """Every top-level field is one this server reads, or a habitual one at a value that changes nothing."""
+    for key in body:
+        if key in NEUTRAL and not NEUTRAL[key](body[key]):
+            raise ClientError(f"field {key!r} = {json.dumps(body[key])[:60]} is not supported: this server gives "
+                              f"greedy, unconstrained answers (leave it out, or give it its neutral value)",
+                              code="unsupported_value")
+    _unknown(body, FIELDS | set(NEUTRAL), "field")
+
+
 def _check_options(body: dict, served: str) -> None:
+    _check_fields(body)
     if body.get("model") not in (None, served):
         raise ClientError(f"model {str(body.get('model'))[:100]!r} is not served here; this server serves "
                           f"{served!r}", 404, "model_not_found")
@@ -84,10 +134,15 @@ def _user_turn(body: dict) -> tuple[list, list]:
     if not isinstance(messages, list) or len(messages) != 1 or not isinstance(messages[0], dict) \
             or messages[0].get("role") != "user":
         raise ClientError("messages must hold exactly one user turn (no system turn, no history)")
+    _unknown(messages[0], MESSAGE_KEYS, "message field")
     content = messages[0].get("content")
     parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
     if not isinstance(parts, list) or not all(isinstance(p, dict) for p in parts):
         raise ClientError("the user turn's content must be text or a list of parts")
+    for part in parts:
+        kind = part.get("type")
+        if isinstance(kind, str) and kind in PART_KEYS:
+            _unknown(part, PART_KEYS[kind], f"{kind} part field")
     images = [p for p in parts if p.get("type") == "image_url"]
     texts = [p.get("text") for p in parts if p.get("type") == "text"]
     if len(images) > 1 or len(images) + len(texts) != len(parts) or not all(isinstance(t, str) for t in texts):
@@ -122,7 +177,15 @@ def parse_request(body: Any, served: str, default_tokens: int, limits: ServeLimi
     top = _int_field(body, "top_logprobs", 0, 0)
     if top and not logprobs:
         raise ClientError("top_logprobs needs logprobs: true")
+    if top > limits.max_top_logprobs:
+        raise ClientError(f"top_logprobs {top} is above this server's cap of {limits.max_top_logprobs} "
+                          f"(--max-top-logprobs)", code="top_logprobs_too_large")
     url = images[0].get("image_url") if images else None
+    if isinstance(url, dict):
+        _unknown(url, IMAGE_URL_KEYS, "image_url field")
+        if url.get("detail") not in DETAILS:
+            raise ClientError(f"image_url detail must be auto, low or high, got {str(url.get('detail'))[:40]!r}",
+                              code="unsupported_value")
     image = decode_image(url.get("url") if isinstance(url, dict) else url, limits.max_pixels) if images else None
     return Ask(image, prompt, tokens, logprobs, top)
 
@@ -259,8 +322,6 @@ class _Served:
 
 def _json_response(payload: dict, status: int = 200):
     """A JSON answer as the server has always written it (a log-probability of minus infinity included)."""
-    import json
-
     from starlette.responses import Response
 
     return Response(json.dumps(payload), status, media_type="application/json")

@@ -28,7 +28,8 @@ class ServeLimits:
     max_body_bytes: int = 20 * 1024 * 1024
     max_pixels: int = 40_000_000  # decoded pixels of one image (width x height)
     max_tokens_cap: int = 64  # the longest answer a request may ask for
-    max_queue: int = 8  # requests admitted and waiting for the model thread
+    max_top_logprobs: int = 1000  # the most first-token alternatives a request may ask for
+    max_queue: int = 32  # requests admitted and waiting for the model thread (a decoded image each)
     max_json_depth: int = 64
     max_prompt_chars: int = 32_000
     read_timeout_s: float = 30.0  # the request line and headers, and then the body, each within this
@@ -36,8 +37,8 @@ class ServeLimits:
     keep_alive_s: int = 5  # an idle connection is closed after this
 
     def __post_init__(self):
-        for name in ("max_body_bytes", "max_pixels", "max_tokens_cap", "max_queue", "max_json_depth",
-                     "max_prompt_chars", "read_timeout_s", "request_timeout_s", "keep_alive_s"):
+        for name in ("max_body_bytes", "max_pixels", "max_tokens_cap", "max_top_logprobs", "max_queue",
+                     "max_json_depth", "max_prompt_chars", "read_timeout_s", "request_timeout_s", "keep_alive_s"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")

@@ -89,7 +89,8 @@ def selected_names(names: list[str], root: Path) -> list[str]:
         return [registry.check_name(n) for n in names]
     if not root.is_dir():
         raise FocusError(f"data root not found: {root}")
-    found = [n for n in registry.dataset_names()
+    # a dataset plugin that cannot be imported is left out here and named beneath the listing (run_check)
+    found = [n for n, _ in registry.READERS.loaded()
              if n not in registry.POOLED_DATASETS and registry.dataset_present(root, n)]
     if not found:
         raise FocusError(f"no dataset folders under {root}; expected one or more of "
@@ -189,6 +190,9 @@ def run_check(args: argparse.Namespace) -> int:
         for report in reports:
             for line in _check_lines(report):
                 print("\n".join(_wrapped(line, fit)))
+    from focus_eval.registry import print_unlisted
+
+    print_unlisted("focus_eval.datasets")
     return 0 if all(r["usable"] for r in reports) else 1
 
 

@@ -10,6 +10,7 @@ import json
 import sys
 
 from focus_eval.errors import FocusError
+from focus_eval.registry import print_unlisted
 
 COLUMNS = ("name", "family", "domain", "adapter", "methods", "source", "gated", "untrained")
 FAMILY_NOTE = ("Family adapters take a model directly: --model hf_vision|timm|open_clip|hf_clip|hf_mllm "
@@ -62,4 +63,5 @@ def run(args: argparse.Namespace) -> int:
         print_table(columns, [[r[c] for c in columns] for r in rows])
     if not args.json and not args.pattern:
         print(FAMILY_NOTE, file=sys.stderr)  # a hint for people; the table on stdout stays machine-readable
+    print_unlisted("focus_eval.models")  # a plugin's preset folder that could not be read is named
     return 0

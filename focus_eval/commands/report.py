@@ -15,11 +15,12 @@ EXPORT_SUMMARY = "the results lines as lm-evaluation-harness result files (--for
 def listing() -> str:
     """Every analysis by name with its one-line summary."""
     from focus_eval.analysis import ANALYSES
+    from focus_eval.registry import unlisted
 
-    names = ANALYSES.names()
-    width = max(map(len, [*names, EXPORT]), default=0)
-    return "\n".join(["analyses:", *(f"  {n:<{width}}  {ANALYSES.get(n).summary}" for n in names),
-                      f"  {EXPORT:<{width}}  {EXPORT_SUMMARY}"])
+    found = ANALYSES.loaded()  # an analysis plugin that cannot be imported is named beneath, not listed
+    width = max(map(len, [*(n for n, _ in found), EXPORT]), default=0)
+    return "\n".join(["analyses:", *(f"  {n:<{width}}  {analysis.summary}" for n, analysis in found),
+                      f"  {EXPORT:<{width}}  {EXPORT_SUMMARY}", *unlisted("focus_eval.analyses")])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -39,8 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"most pixels (width x height) of a request's image (default {d.max_pixels})")
     g.add_argument("--max-tokens-cap", type=int, default=d.max_tokens_cap,
                    help=f"the largest max_tokens a request may ask for (default {d.max_tokens_cap})")
+    g.add_argument("--max-top-logprobs", type=int, default=d.max_top_logprobs,
+                   help=f"the largest top_logprobs a request may ask for (default {d.max_top_logprobs}; the "
+                        f"vocabulary's size lets a client score every token exactly)")
     g.add_argument("--max-queue", type=int, default=d.max_queue,
-                   help=f"requests waiting for the model before more are refused with 503 (default {d.max_queue})")
+                   help=f"requests waiting for the model (each holding its decoded image) before more are refused "
+                        f"with 503 and Retry-After (default {d.max_queue})")
     g.add_argument("--max-prompt-chars", type=int, default=d.max_prompt_chars,
                    help=f"longest text of a request (default {d.max_prompt_chars} characters)")
     g.add_argument("--read-timeout", type=float, default=d.read_timeout_s, metavar="SECONDS",
@@ -55,7 +59,8 @@ def _limits(args: argparse.Namespace):
 
     try:
         return ServeLimits(max_body_bytes=args.max_body_bytes, max_pixels=args.max_pixels,
-                           max_tokens_cap=args.max_tokens_cap, max_queue=args.max_queue,
+                           max_tokens_cap=args.max_tokens_cap, max_top_logprobs=args.max_top_logprobs,
+                           max_queue=args.max_queue,
                            max_prompt_chars=args.max_prompt_chars, read_timeout_s=args.read_timeout,
                            request_timeout_s=args.request_timeout)
     except ValueError as exc:

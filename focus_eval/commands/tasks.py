@@ -53,6 +53,7 @@ def count_test_split(tasks: list[Any], data_root: str | Path) -> tuple[dict[str,
 def run(args: argparse.Namespace) -> int:
     from focus_eval.data.manifests import register_manifests
     from focus_eval.data.registry import optional_data_root
+    from focus_eval.registry import print_unlisted
     from focus_eval.tables import print_json, print_table, rows_json
     from focus_eval.task import TaskIndex
 
@@ -74,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     for row, task in zip(rows, tasks):
         row.append(task.label_rule)
     group_rows = [[g.name, g.aggregation, ", ".join(g.tasks)] for g in index.groups.values()] if args.groups else []
+    print_unlisted("focus_eval.tasks")  # a plugin's task folder that could not be read is named (stderr)
     if getattr(args, "json", False):
         listing: dict[str, Any] = {"tasks": rows_json(header, rows), "notes": notes}
         if args.groups:

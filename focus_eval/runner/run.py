@@ -102,7 +102,7 @@ def select_methods(preset, names: list[str]) -> dict:
 
     unknown = [m for m in names if not available(preset, m)]
     if unknown:
-        extra = [n for n in METHODS.names() if n not in preset.methods and available(preset, n)]
+        extra = [n for n, _ in METHODS.loaded() if n not in preset.methods and available(preset, n)]
         hint = f", and on request {extra}" if extra else ""
         raise FocusError(f"model {preset.name!r} ({preset.family}) has no method {unknown}; "
                          f"its methods are {preset.methods}{hint}")
@@ -125,8 +125,7 @@ def plan_units(tasks, preset, methods: dict, names: list[str]) -> tuple[list[Uni
     for task in tasks:
         for name in names:
             chosen = name if task.output_type in methods[name].output_types else None
-            for other in () if chosen else METHODS.names():
-                cls = METHODS.get(other)
+            for other, cls in () if chosen else METHODS.loaded():  # a broken method plugin is left out
                 if getattr(cls, "extends", None) == name and task.output_type in cls.output_types \
                         and preset.family in cls.families:
                     chosen = other

@@ -8,6 +8,7 @@ import functools
 import re
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any, Callable
 
 from jinja2 import StrictUndefined, nodes
@@ -83,12 +84,15 @@ class PromptSandbox(SandboxedEnvironment):
                               "for a prompt)")
 
     def checked(self, value: Any) -> Any:
-        """``value`` once the deadline and its size are checked."""
+        """``value`` once the deadline and its size are checked; a lazy result (``map``, ``select``, a
+        generator) is checked item by item as it is consumed (``_counted``)."""
         self.tick()
         if isinstance(value, (str, list, tuple, dict, set, frozenset)) and len(value) > MAX_CHARS:
             raise RenderLimit(f"a value of {len(value)} items or characters was built (at most {MAX_CHARS})")
         if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
             raise RenderLimit(f"a number above 2**{MAX_INT_BITS} was computed")
+        if isinstance(value, Iterator) and not isinstance(value, _Counted):
+            return _Counted(value, self)
         return value
 
     def _loop(self, iterable: Any):
@@ -141,6 +145,25 @@ class PromptSandbox(SandboxedEnvironment):
             return "".join(parts)
         finally:
             self._state.deadline = None
+
+
+class _Counted(Iterator):
+    """A lazy result whose items are counted as they are made: the deadline is checked for each, and once the
+    items made so far would write out to more than MAX_DEEP_CHARS characters the render stops, so that
+    ``items|map(...)|list`` or a join over a generator is refused while it builds, not after."""
+
+    def __init__(self, items: Iterator, env: PromptSandbox):
+        self.items, self.env, self.size, self.count = items, env, 0, 0
+
+    def __next__(self) -> Any:
+        self.env.tick()
+        item = next(self.items)
+        self.count += 1
+        self.size += deep_chars(item) + 2
+        if self.size > MAX_DEEP_CHARS or self.count > MAX_CHARS:
+            raise RenderLimit(f"a sequence of {self.count} items holding more than {MAX_DEEP_CHARS} characters "
+                              f"(or more than {MAX_CHARS} items) was being built")
+        return item
 
 
 def _bounded_filter(env: PromptSandbox, function: Callable) -> Callable:
@@ -250,10 +273,23 @@ def _growth(name: str, subject: Any, args: tuple, kwargs: dict) -> int | None:
     return None
 
 
+def _lorem_size(args: tuple, kwargs: dict) -> int:
+    """The fewest characters ``lipsum(n, html, min, max)`` writes: ``n`` paragraphs of at least ``min`` (and
+    up to ``max``) words of three or more letters and a space."""
+    named = dict(zip(("n", "html", "min", "max"), args), **kwargs)
+    counts = [named.get("n", 5), named.get("min", 20), named.get("max", 100)]
+    if not all(isinstance(c, int) for c in counts):
+        return 0
+    n, low, high = counts
+    return max(0, n) * max(low, min(high, MAX_CHARS)) * 4
+
+
 def _check_growth(name: str, subject: Any, args: tuple, kwargs: dict) -> None:
     """Refuse, before it runs, an operation whose inputs or result would pass the bounds."""
     for value in (subject, *args, *kwargs.values()):
         _sized(value)
+    if name == "generate_lorem_ipsum" and _lorem_size(args, kwargs) > MAX_CHARS:  # the lipsum() global
+        raise RenderLimit(f"lipsum would build more than {MAX_CHARS} characters")
     if name == "join" and isinstance(subject, str) and args:  # str.join(items): the separator is the subject
         items = args[0]
         if isinstance(items, (list, tuple)) and deep_chars(items) + len(subject) * len(items) > MAX_CHARS:

@@ -81,7 +81,7 @@ TINY_MODELS = Registry("tiny model", entry_point_group="focus_eval.tiny", builti
 
 def tiny_names(family: str | None = None) -> list[str]:
     """The registered tiny models, optionally only those of one family ("encoder" or "mllm")."""
-    return sorted(n for n in TINY_MODELS.names() if family is None or TINY_MODELS.get(n).family == family)
+    return sorted(n for n, builder in TINY_MODELS.loaded() if family is None or builder.family == family)
 
 
 def build_tiny(name: str, folder: Path | str, seed: int | None = None) -> Path:

@@ -16,13 +16,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
 from focus_eval.adapters.mllm_interface import is_retryable
 from focus_eval.adapters.openai_chat import (Endpoint, FailedAnswers, InvalidAnswer, RequestFailed, RetryPolicy,
                                              letter_answer, read_answer, yes_no_answer)
+from focus_eval.errors import FocusError
 from focus_eval.redact import forget_secret, redact
 
 KEY = "focus-test-key-7f3a9c2e1b5d4a60"
@@ -344,3 +345,127 @@ def test_after_an_outage_the_same_command_asks_exactly_the_failed_images_again(s
     samples = read_jsonl(next(out.rglob("dr_synth_desktop.prompt.jsonl")))
     assert len(samples) == 4 and all(s["error"] is None and s["p_yes"] is not None for s in samples)
     assert _run(preset, data_root, out, 4, *TEST_ONLY) == 0 and len(api.seen) == 8  # done now: nothing asked
+
+
+# ----- every part of a try under its deadline, and the real cause recorded
+
+
+@pytest.fixture
+def unaccepting_port():
+    """A port on 127.0.0.1 whose accept queue is full: a new connection's handshake is never answered, as with
+    a host whose packets are dropped."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    port, fillers = listener.getsockname()[1], []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        try:
+            filler.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        fillers.append(filler)
+    yield port
+    for sock in [*fillers, listener]:
+        sock.close()
+
+
+def test_connecting_gets_only_the_time_left_whatever_addresses_the_host_has(unaccepting_port, monkeypatch):
+    # a host name with four addresses, none answering: each used to get the whole timeout (4 x 1.5 s)
+    real = socket.getaddrinfo
+    four = real("127.0.0.1", unaccepting_port, 0, socket.SOCK_STREAM)[:1] * 4
+    monkeypatch.setattr(socket, "getaddrinfo",
+                        lambda host, *args, **kw: four if host == "four.fundus.test" else real(host, *args, **kw))
+    for name in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(name, raising=False)
+    started = time.monotonic()
+    with pytest.raises(RequestFailed, match=r"no complete answer within 1\.5 s") as failed:
+        endpoint(f"http://four.fundus.test:{unaccepting_port}/v1", timeout=1.5).post("/chat/completions", {})
+    assert time.monotonic() - started < 2 * 1.5 and failed.value.retry
+
+
+@pytest.mark.parametrize("location", ["http://[::1", "http://evil.example:99999999/x", "http://[zz]/"])
+def test_a_redirect_to_no_url_fails_the_request_naming_it(serve, monkeypatch, location):
+    api = serve(lambda h: reply(h, 302, {}, [("Location", location)]))
+    with pytest.raises(RequestFailed, match="HTTP 302 redirect from .* to an address that is no URL") as failed:
+        endpoint(api.url).post("/chat/completions", {})
+    assert not failed.value.retry
+    (answers,) = remote(api.url, monkeypatch).score_and_generate_multi(images(1), [["Is it?"]])
+    assert isinstance(answers, FailedAnswers) and "HTTP 302 redirect" in answers.error  # recorded, not raised
+
+
+@pytest.mark.parametrize("key", [KEY + "\r\nX-Injected: 1", KEY + "\n", "focus-test-key-\u00e9\u00e9\u00e9-0123456789"])
+def test_an_api_key_a_header_cannot_carry_is_refused_when_the_model_loads(serve, monkeypatch, key):
+    from focus_eval.adapters import load_adapter
+    from focus_eval.presets import load_preset
+
+    api = serve(lambda h: reply(h, 200, completion()))
+    monkeypatch.setenv("BROKEN_KEY", key)
+    with pytest.raises(FocusError, match=r"the API key in \$BROKEN_KEY holds a line break") as refused:
+        load_adapter(load_preset("openai_chat", {"base_url": api.url, "model": "m", "api_key_env": "BROKEN_KEY"}))
+    assert key.strip() not in str(refused.value) and api.seen == []
+    forget_secret(key)
+
+
+HEADER_LINES = st.sampled_from([
+    "Location: http://[::1", "Location: http://a:99999999/", "Location: file:.", "Location: ", "Retry-After: 1e400",
+    "Retry-After: nan", "Content-Length: -1", "Content-Length: abc", "Content-Length: 99999999999999999999",
+    "Transfer-Encoding: chunked", "Content-Type: text/html", "Content-Encoding: gzip", "X: \u00ff\u00fe",
+]) | st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=255), max_size=40)
+STATUS_LINES = st.sampled_from(["HTTP/1.1 200 OK", "HTTP/1.1 302 Found", "HTTP/1.1 503 Busy", "HTTP/1.0 307 x",
+                                "HTTP/1.1 100 Continue", "HTTP/1.1 99999 x", "HTTP/2 200", "ICY 200 OK", ""])
+
+
+class RawServer:
+    """One canned answer (raw bytes) for every connection, after reading the request."""
+
+    def __init__(self):
+        self.answer, self.stopped = b"", False
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            if self.stopped:
+                conn.close()
+                return
+            with conn:
+                conn.settimeout(2)
+                try:
+                    conn.recv(1 << 20)
+                    conn.sendall(self.answer)
+                    conn.shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+
+
+@pytest.fixture(scope="module")
+def raw_server():
+    server = RawServer()
+    yield server
+    server.stopped = True
+    socket.create_connection(("127.0.0.1", server.port), timeout=5).close()  # wakes the accept loop to end
+    server.thread.join(10)
+    server.listener.close()
+    assert not server.thread.is_alive()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(status=STATUS_LINES, headers=st.lists(HEADER_LINES, max_size=4),
+       body=st.sampled_from([b"", b"{}", b"[1]", b"\xff\xfe", b'{"error": {"message": 1}}', b"5\r\nhello\r\n0\r\n\r\n"])
+       | st.binary(max_size=64))
+def test_any_answer_bytes_end_in_json_or_a_request_failure(raw_server, status, headers, body):
+    raw_server.answer = ("\r\n".join([status, *headers]) + "\r\n\r\n").encode("latin-1") + body
+    try:
+        answer = endpoint(f"http://127.0.0.1:{raw_server.port}/v1", timeout=5).post("/chat/completions", {})
+    except RequestFailed as exc:
+        assert "\n" not in exc.reason and KEY not in exc.reason
+    else:
+        assert isinstance(answer, (dict, list, str, int, float, bool)) or answer is None

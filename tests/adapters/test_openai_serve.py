@@ -44,7 +44,8 @@ def served(tmp_path_factory):
     log = tmp_path_factory.mktemp("serve") / "stderr.txt"
     with open(log, "w") as errors:  # a file, not a pipe nobody reads, so the server never blocks on it
         proc = subprocess.Popen([sys.executable, "-m", "focus_eval", "serve", "--model", SERVED, "--port", "0",
-                                 "--device", "cpu"], stdout=subprocess.PIPE, stderr=errors, text=True)
+                                 "--device", "cpu", "--max-top-logprobs", str(EXACT["top_logprobs"])],
+                                stdout=subprocess.PIPE, stderr=errors, text=True)
     try:
         line = proc.stdout.readline()  # the first line names the address once the model is loaded
         if " at http://" not in line:

@@ -27,7 +27,8 @@ def served_with_token(tmp_path_factory):
     env = {**os.environ, "SERVE_TOKEN": TOKEN}
     with open(err, "w") as errors:
         proc = subprocess.Popen([sys.executable, "-m", "focus_eval", "serve", "--model", SERVED, "--port", "0",
-                                 "--device", "cpu", "--api-key-env", "SERVE_TOKEN", "--max-queue", "4"],
+                                 "--device", "cpu", "--api-key-env", "SERVE_TOKEN", "--max-queue", "4",
+                                 "--max-top-logprobs", "100000"],
                                 stdout=subprocess.PIPE, stderr=errors, text=True, env=env)
     try:
         line = proc.stdout.readline()

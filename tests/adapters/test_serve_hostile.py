@@ -396,7 +396,7 @@ def test_a_model_fault_is_a_logged_500_and_an_input_it_refuses_a_400(caplog):
 
 
 def test_writing_a_whole_vocabulary_answer_does_not_stall_other_clients():
-    with serving(FakeMLLM(vocab=400000)) as running:
+    with serving(FakeMLLM(vocab=400000), max_top_logprobs=10 ** 6) as running:
         assert send(running, body=chat_body())[0] == 200
         results: list = []
         big = _in_thread(running, results, chat_body(logprobs=True, top_logprobs=10 ** 6))
@@ -413,7 +413,7 @@ def test_writing_a_whole_vocabulary_answer_does_not_stall_other_clients():
 
 
 def test_an_answer_left_unread_is_cut_after_the_deadline():
-    with serving(FakeMLLM(vocab=400000), read_timeout_s=1.0) as running:
+    with serving(FakeMLLM(vocab=400000), read_timeout_s=1.0, max_top_logprobs=10 ** 6) as running:
         conn = socket.socket()
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
         conn.connect(("127.0.0.1", running.port))

@@ -138,6 +138,54 @@ def test_a_plugin_that_fails_to_import_is_skipped_with_one_warning(broken_plugin
     assert len(warnings) == 2, captured.err  # one per entry point, however often it is read
     for line, name in zip(sorted(warnings), ["broken_models", "broken_tasks"]):
         assert name in line and "distribution brokenplug 0.1" in line and "this plugin is broken" in line
+    # and every listing names the plugin beneath itself, the second listing of a process too
+    notes = [line for line in captured.err.splitlines() if "not listed: entry point" in line]
+    assert [n.split("not listed: entry point ")[1].split(" ")[0] for n in notes] == \
+        ["broken_models", "broken_models", "broken_tasks"], captured.err
+    assert all("distribution brokenplug 0.1" in n and "this plugin is broken" in n for n in notes)
+
+
+@pytest.fixture
+def broken_registry_plugin(tmp_path, monkeypatch):
+    """A broken plugin in the registries that listings import: analyses, datasets, methods, tiny models."""
+    from focus_eval.analysis import ANALYSES
+    from focus_eval.data.registry import READERS
+    from focus_eval.runner.methods import METHODS
+    from focus_eval.tiny import TINY_MODELS
+
+    monkeypatch.setattr(registry, "_WARNED", set())
+    monkeypatch.setattr(registry, "_BROKEN", {}, raising=False)
+    groups = {"focus_eval.analyses": "broken_analysis", "focus_eval.datasets": "broken_dataset",
+              "focus_eval.methods": "broken_method", "focus_eval.tiny": "broken_tiny"}
+    monkeypatch.syspath_prepend(str(_distribution(tmp_path, "brokenreg", "brokenreg_mod", groups)))
+    for found in (ANALYSES, READERS, METHODS, TINY_MODELS):  # read the entry points again, with the plugin
+        monkeypatch.setattr(found, "_entry_points_read", False)
+    yield groups
+    for found, name in ((ANALYSES, "broken_analysis"), (READERS, "broken_dataset"), (METHODS, "broken_method"),
+                        (TINY_MODELS, "broken_tiny")):
+        found.unregister(name)
+
+
+def test_a_broken_registry_plugin_is_named_in_every_listing_that_would_hold_it(broken_registry_plugin, tmp_path,
+                                                                               capsys):
+    from focus_eval.cli import main
+    from focus_eval.commands.report import listing
+    from focus_eval.synth.datasets import write_synthetic
+    from focus_eval.tiny import tiny_names
+
+    text = listing()  # report's help and 'focus-eval report' alone
+    assert "funbench" in text and "not listed: entry point broken_analysis" in text and "brokenreg 0.1" in text
+    assert main(["report"]) == 0 and "not listed: entry point broken_analysis" in capsys.readouterr().out
+    write_synthetic(tmp_path / "data", n=10, seed=1)
+    assert main(["datasets", "check", "--data-root", str(tmp_path / "data")]) == 0
+    captured = capsys.readouterr()
+    assert "synth_desktop" in captured.out and "this plugin is broken" in captured.err
+    assert "not listed: entry point broken_dataset = brokenreg_mod:THING" in captured.err
+    assert "tiny-llava" in tiny_names() and "broken_tiny" not in tiny_names()
+    from focus_eval.runner.methods import METHODS  # the runner looks for a method to stand in among these
+
+    assert "prompt" in dict(METHODS.loaded()) and "broken_method" not in dict(METHODS.loaded())
+    assert registry.unlisted("focus_eval.methods")[0].startswith("not listed: entry point broken_method")
 
 
 def test_a_registry_entry_of_a_broken_plugin_fails_only_when_used(broken_plugin, capsys):
@@ -156,3 +204,22 @@ def test_an_entry_point_without_an_installed_distribution_needs_the_flag(capsys,
     loose = EntryPoint("loose", "gate_loose_mod:THING", "focus_eval.models")
     assert registry.load_entry_point(loose) is None
     assert "--trust-remote-code" in capsys.readouterr().err
+
+
+def test_a_run_check_stops_at_the_gate_before_locating_a_packaged_source(tmp_path, monkeypatch, capsys):
+    """``--check`` (and every run, which checks first) locates a preset's weights before loading anything; for
+    ``package:pkg.sub/file`` that lookup imports ``pkg``, so the gate comes first there too."""
+    from focus_eval.cli import main
+    from focus_eval.synth.datasets import write_synthetic
+
+    marker = _package(tmp_path, "gate_check_pkg")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    preset = _preset(tmp_path, "checked", source="package:gate_check_pkg.sub/weights.pth")
+    write_synthetic(tmp_path / "data", n=10, seed=1)
+    argv = ["--model", str(preset), "--tasks", "dr_synth_desktop", "--data-root", str(tmp_path / "data"),
+            "--output-path", str(tmp_path / "out"), "--check"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "field 'source'" in err and "gate_check_pkg" in err and "--trust-remote-code" in err
+    assert not marker.exists()  # the package's __init__ never ran
+    assert main([*argv, "--trust-remote-code"]) == 0 and marker.exists()

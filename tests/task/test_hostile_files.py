@@ -76,6 +76,10 @@ BIG = "{% set s = 'a' * 16000 %}{% set l = [s] * 16000 %}"
     "{% set s = 'a' * 16000 %}{{ ('%s' * 8000) % (s,) }}",
     "{% set s = 'a' * 16000 %}{{ ('{0}' * 5000).format(s) }}",
     "{% set s = 'a' * 16000 %}{{ ('{x}' * 5000).format_map({'x': s}) }}",
+    # a lazy result (map, select, a generator) is counted as it is consumed, not once it is built
+    "{% set s = 'a b' * 5000 %}{{ s.split()|map('center', 16000)|list }}",
+    "{% set s = 'a' * 16000 %}{{ s|list|map('center', 16000)|join }}",
+    "{% set s = 'a' * 16000 %}{{ ''.join(s|list|map('center', 16000)) }}",
 ])
 def test_growing_operations_are_refused_before_they_build(source):
     tracemalloc.start()
@@ -88,6 +92,18 @@ def test_growing_operations_are_refused_before_they_build(source):
     assert peak < 16e6, f"{peak / 1e6:.0f} MB allocated before the refusal"
 
 
+def test_lipsum_is_refused_before_it_writes_its_paragraphs():
+    tracemalloc.start()
+    try:
+        with pytest.raises(RenderLimit, match="lipsum would build"):
+            render("{{ lipsum(300, max=1000) }}")
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1e6, f"{peak / 1e6:.1f} MB allocated before the refusal"
+    assert 0 < len(render("{{ lipsum(2, html=False) }}")) <= 2 * 100 * 13
+
+
 def test_ordinary_prompts_still_render():
     text = render("Is there {{ x|lower }} here? Options: {{ opts|join(', ') }}. {{ 'a-b'|replace('-', ' or ') }} "
                   "{{ '{0} of {1}'.format(1, 2) }} {{ '%s!'|format(x) }}{{ ' %d' % 3 }}\n{{ 'l1\nl2'|indent(2) }}",
@@ -98,7 +114,7 @@ def test_ordinary_prompts_still_render():
 PIECES = st.sampled_from([
     "'ab' * {n}", "'a{{}}' * {n}", "[x] * {n}", "x|replace('a', 'b' * {n})", "x|indent({n})", "x|center({n})",
     "(x ~ x)|replace('', '-')", "[x, x]|join('-' * {n})", "x.ljust({n})", "('%s' * {n}) % (x,)",
-    "('{{0}}' * {n}).format(x)", "x|wordwrap(3)", "[x] * {n}|tojson",
+    "('{{0}}' * {n}).format(x)", "x|wordwrap(3)", "[x] * {n}|tojson", "x|list|map('center', {n})|list",
 ])
 
 
