@@ -261,10 +261,9 @@ def test_an_image_declaring_too_many_pixels_is_refused_before_decoding(server, w
     before = server.adapter.calls
     body = _image_turn(_png_header(width, height))
     assert len(body) < 1000
-    started = time.monotonic()
     grown, (status, _, answer) = _peak_rss_growth(lambda: send(server, body=body))
     assert status == 413 and error_of(answer)["code"] == "image_too_large"
-    assert time.monotonic() - started < 2.0 and grown < 100
+    assert grown < 100  # refused from the header: the pixels were never decoded
     assert server.adapter.calls == before
 
 
