@@ -104,8 +104,9 @@ def bundle(args: argparse.Namespace) -> int:
         raise FocusError("focus-eval report bundle needs -o DIR (a new folder) and --submitter NAME")
     written = write_bundle(discover(args.results).results_files, args.output, args.submitter)
     total = sum(f.bytes for f in written.files)
-    print(f"wrote a bundle of {len(written.files)} files ({total} bytes) from {written.submitter} to {args.output}; "
-          f"'focus-eval verify {args.output}' checks it as its receiver will")
+    print(f"wrote a bundle of {len(written.files)} files ({total} bytes) from {written.submitter} to {args.output}")
+    print(f"bundle digest (sha256 of bundle.json, to send beside the bundle): {written.digest}")
+    print(f"'focus-eval verify {args.output}' checks it as its receiver will")
     return 0
 
 

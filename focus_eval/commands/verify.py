@@ -11,6 +11,8 @@ import json
 import sys
 from pathlib import Path
 
+SHOWN = 8  # reasons printed per line that is not verified
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="*", metavar="RESULTS", type=Path,
@@ -62,15 +64,27 @@ def verify(args: argparse.Namespace) -> int:
         raise FocusError(f"{', '.join(map(str, args.results))}: no results lines to verify")
     show(verdicts)
     counts = summary(verdicts)
+    bundles = bundle_digests(args.results)
+    for path, digest in bundles.items():
+        print(f"{path}: bundle digest {digest} (the sha256 of its bundle.json: compare it with the one its "
+              "submitter sent)")
     if args.json:
         from focus_eval.files import atomic_write_text
         from focus_eval.version import __version__
 
         record = {"focus_eval_version": __version__, "data_root": data_root, "summary": counts,
-                  "lines": [v.to_dict() for v in verdicts]}
+                  "bundles": bundles, "lines": [v.to_dict() for v in verdicts]}
         atomic_write_text(args.json, json.dumps(record, indent=1, ensure_ascii=False, default=str) + "\n")
         print(f"wrote {args.json}")
     return 0 if counts["verified"] == len(verdicts) else 1
+
+
+def bundle_digests(paths) -> dict[str, str]:
+    """The digest of each bundle among ``paths`` (checked by now)."""
+    from focus_eval.digests import file_sha256
+    from focus_eval.results.bundle import BUNDLE_FILE, is_bundle
+
+    return {str(p): file_sha256(p / BUNDLE_FILE) for p in paths if is_bundle(p)}
 
 
 def show(verdicts) -> None:
@@ -86,8 +100,10 @@ def show(verdicts) -> None:
     for v in verdicts:
         if v.state != "verified":
             print_text(f"{v.source}, line {v.row}: {v.task or '?'} ({v.model or '?'}, {v.method or '?'}): {v.state}")
-            for reason in v.reasons:
+            for reason in v.reasons[:SHOWN]:
                 print_text(f"  - {reason}")
+            if len(v.reasons) > SHOWN:
+                print_text(f"  ... and {len(v.reasons) - SHOWN} more (--json FILE lists every one)")
     counts = summary(verdicts)
     print_text(f"{len(verdicts)} line(s): " + ", ".join(f"{n} {state}" for state, n in counts.items()))
 

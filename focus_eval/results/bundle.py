@@ -84,6 +84,14 @@ class Bundle:
     def results_root(self) -> Path:
         return self.folder / RESULTS_DIR
 
+    @property
+    def digest(self) -> str:
+        """sha256 of ``bundle.json``: sent to the receiver by another way (a mail, a form), it shows that the
+        digest list, and so every file, arrived as it was bundled."""
+        from focus_eval.digests import file_sha256
+
+        return file_sha256(self.folder / BUNDLE_FILE)
+
 
 def is_bundle(path: Path) -> bool:
     """Whether ``path`` is a folder holding a ``bundle.json`` (it is then checked as a bundle before use)."""

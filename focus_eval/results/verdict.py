@@ -15,6 +15,8 @@ VERIFIED = "verified"
 MISMATCH = "mismatch"
 UNVERIFIABLE = "unverifiable"
 STATES = (VERIFIED, MISMATCH, UNVERIFIABLE)
+# the checks, in the order their findings are listed
+CHECKS = ("line", "files", "task", "data", "digest", "member", "scores", "version")
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,10 @@ class LineVerdict:
 
     @property
     def reasons(self) -> list[str]:
-        """The findings of the line's state, one line each (mismatches first)."""
-        order = sorted(self.findings, key=lambda f: f.state != MISMATCH)
+        """Every finding, one line each: mismatches first, and among them those that explain the others (a line
+        off the contract, missing files, another task, other data) before the figures that differ."""
+        order = sorted(self.findings, key=lambda f: (f.state != MISMATCH, CHECKS.index(f.check)
+                                                     if f.check in CHECKS else len(CHECKS)))
         return [f.message for f in order]
 
     @property

@@ -37,14 +37,16 @@ def results_files(path: Path, limits: BundleLimits = LIMITS) -> tuple[list[Path]
 
 
 def verify(paths: Iterable[str | os.PathLike], data_root: str | os.PathLike | None = None,
-           include_paths: Iterable[str | os.PathLike] = (), limits: BundleLimits = LIMITS) -> list[LineVerdict]:
-    """A verdict for every line of every results file under ``paths`` (see the module docstring)."""
+           include_paths: Iterable[str | os.PathLike] = (), limits: BundleLimits = LIMITS,
+           index=None) -> list[LineVerdict]:
+    """A verdict for every line of every results file under ``paths`` (see the module docstring); ``index``, a
+    ``TaskIndex`` already read (with ``include_paths``), spares reading the task files again."""
     from focus_eval.data.registry import optional_data_root
     from focus_eval.task.index import TaskIndex
     from focus_eval.verification.dataset import DataCheck
     from focus_eval.verification.lines import verify_results_file
 
-    index = TaskIndex(include_paths)
+    index = index if index is not None else TaskIndex(include_paths)
     data = DataCheck(index, optional_data_root(data_root))
     sources = [results_files(Path(p), limits) for p in paths]
     return [v for files, submitter in sources for results in files
