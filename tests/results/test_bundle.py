@@ -268,3 +268,16 @@ def test_smaller_limits_refuse_a_bundle_the_default_limits_accept(bundle):
     assert check_bundle(bundle).submitter == "Clinic A"
     assert any("above the limit of 100 per file" in p for p in problems(bundle, BundleLimits(file_bytes=100)))
     assert any("files, above the limit of 2" in p for p in problems(bundle, BundleLimits(files=2)))
+
+
+def test_verification_writes_nothing_into_what_it_checks(tmp_path_factory, bundle, data_root, index):
+    folder = fresh(tmp_path_factory, bundle)
+
+    def snapshot():
+        return {p.relative_to(folder): (p.read_bytes(), p.stat().st_mode) for p in sorted(folder.rglob("*"))
+                if p.is_file()} | {"folders": sorted(str(p) for p in folder.rglob("*") if p.is_dir())}
+
+    before = snapshot()
+    assert {v.state for v in verify([folder], data_root=data_root, index=index)} == {"verified"}
+    assert snapshot() == before
+    assert check_bundle(folder).submitter == "Clinic A"
