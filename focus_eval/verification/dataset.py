@@ -31,9 +31,12 @@ class DataCheck:
         if meta.fingerprint.get("split_file_sha256"):
             return [Finding(UNVERIFIABLE, "data", "run with --split-file: its splits are not the benchmark's, "
                             "so neither the data nor the published digest can confirm them")]
+        stray = sorted({s.split for s in samples} - set(SPLITS))
+        found = [Finding(MISMATCH, "data", f"sample lines of the {', '.join(stray)} split: a run writes test and "
+                         "validation rows only", "samples.split")] if stray else []
         if at_hand(self.root, task.dataset):
-            return against_data(task, row, meta, samples, self.load(task))
-        return self.against_digest(task, row, samples)
+            return found + against_data(task, row, meta, samples, self.load(task))
+        return found + self.against_digest(task, row, samples)
 
     def load(self, task):
         from focus_eval.data.registry import load_dataset

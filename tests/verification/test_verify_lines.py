@@ -154,6 +154,15 @@ def test_samples_of_another_split_twice_or_missing_are_mismatches_with_the_data(
     assert all(f.state == "mismatch" for f in bad.findings)
 
 
+def test_sample_lines_of_the_train_split_are_a_mismatch_with_or_without_the_data(results, data_root, index):
+    samples = model_dir(results) / "samples" / f"dr_synth_desktop.{METHOD}.jsonl"
+    rewrite_jsonl(samples, lambda rows: rows.append({**rows[0], "split": "train"}))
+    for root in (data_root, None):
+        bad = by_task(verify([results], data_root=root, index=index))["dr_synth_desktop"]
+        assert bad.state == "mismatch"
+        assert "sample lines of the train split: a run writes test and validation rows only" in bad.reasons
+
+
 def test_a_task_changed_since_the_run_is_a_mismatch_and_another_version_unverifiable(results, data_root, index):
     meta_path = model_dir(results) / "samples" / f"dr_synth_desktop.{METHOD}.meta.json"
     meta = json.loads(meta_path.read_text())
