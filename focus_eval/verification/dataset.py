@@ -65,9 +65,9 @@ class DataCheck:
             return [Finding(MISMATCH, "digest", f"test rows: {exc}")]
         if sha != published.sha256:
             return [Finding(MISMATCH, "digest", f"test split: the samples' image ids and labels ({n} images) differ "
-                            f"from the published test split ({published.n_test} images): another copy of the data or other labels; "
-                            f"--data-root checks each line against a copy at hand", "test_digest", sha,
-                            published.sha256)]
+                            f"from the published test split ({published.n_test} images): another copy of the data "
+                            "or other labels; --data-root checks each line against a copy at hand", "test_digest",
+                            sha, published.sha256)]
         return []
 
 
