@@ -22,6 +22,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tasks": ("focus_eval.commands.tasks", "list tasks matching a pattern"),
     "models": ("focus_eval.commands.models", "list model presets"),
     "score": ("focus_eval.commands.score", "recompute results lines from sample files"),
+    "verify": ("focus_eval.commands.verify", "check results and submission bundles: every line recomputed from "
+               "its samples, its task, version and data"),
     "leaderboard": ("focus_eval.commands.leaderboard", "build the static leaderboard site"),
     "report": ("focus_eval.commands.report", "the analyses of results folders (FunBench attribution, fine-tuning "
                "summary, ...)"),

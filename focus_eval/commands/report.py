@@ -10,6 +10,8 @@ from pathlib import Path
 
 EXPORT = "export"
 EXPORT_SUMMARY = "the results lines as lm-evaluation-harness result files (--format lm-eval -o DIR)"
+BUNDLE = "bundle"
+BUNDLE_SUMMARY = "a submission bundle: results, samples and manifests with their digests (-o DIR --submitter NAME)"
 
 
 def listing() -> str:
@@ -18,9 +20,10 @@ def listing() -> str:
     from focus_eval.registry import unlisted
 
     found = ANALYSES.loaded()  # an analysis plugin that cannot be imported is named beneath, not listed
-    width = max(map(len, [*(n for n, _ in found), EXPORT]), default=0)
+    width = max(map(len, [*(n for n, _ in found), EXPORT, BUNDLE]), default=0)
     return "\n".join(["analyses:", *(f"  {n:<{width}}  {analysis.summary}" for n, analysis in found),
-                      f"  {EXPORT:<{width}}  {EXPORT_SUMMARY}", *unlisted("focus_eval.analyses")])
+                      f"  {EXPORT:<{width}}  {EXPORT_SUMMARY}", f"  {BUNDLE:<{width}}  {BUNDLE_SUMMARY}",
+                      *unlisted("focus_eval.analyses")])
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "the shipped ones (focus_eval/analysis/endpoints.yaml shows the form)")
     parser.add_argument("--format", choices=("lm-eval",), default="lm-eval",
                         help="export: the file format to write (default lm-eval)")
-    parser.add_argument("-o", "--output", type=Path, metavar="DIR", help="export: the folder to write into")
+    parser.add_argument("-o", "--output", type=Path, metavar="DIR", help="export, bundle: the folder to write into")
+    parser.add_argument("--submitter", metavar="NAME",
+                        help="bundle: who submits the results (a group or clinic), recorded in the bundle")
     # options may sit between NAME and RESULTS (``report export --format lm-eval RESULTS -o DIR``)
     parser.parse_args = parser.parse_intermixed_args
 
@@ -68,6 +73,8 @@ def run(args: argparse.Namespace) -> int:
         raise FocusError(f"focus-eval report {args.name} needs one or more RESULTS folders or files")
     if args.name == EXPORT:
         return export(args)
+    if args.name == BUNDLE:
+        return bundle(args)
     return report(ANALYSES.get(args.name), args)
 
 
@@ -86,6 +93,22 @@ def export(args: argparse.Namespace) -> int:
                          "the lines of --limit runs)")
     n_results = sum(p.name.startswith("results_") for p in written)
     print(f"wrote {n_results} results files and {len(written) - n_results} sample files under {args.output}")
+    return 0
+
+
+def bundle(args: argparse.Namespace) -> int:
+    """Write RESULTS as a submission bundle under ``-o DIR`` (docs/SUBMITTING.md)."""
+    from focus_eval.errors import FocusError
+    from focus_eval.results.bundle import write_bundle
+    from focus_eval.results.collect import discover
+
+    if args.output is None or args.submitter is None:
+        raise FocusError("focus-eval report bundle needs -o DIR (a new folder) and --submitter NAME")
+    written = write_bundle(discover(args.results).results_files, args.output, args.submitter)
+    total = sum(f.bytes for f in written.files)
+    print(f"wrote a bundle of {len(written.files)} files ({total} bytes) from {written.submitter} to {args.output}")
+    print(f"bundle digest (sha256 of bundle.json, to send beside the bundle): {written.digest}")
+    print(f"'focus-eval verify {args.output}' checks it as its receiver will")
     return 0
 
 

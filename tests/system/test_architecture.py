@@ -21,7 +21,7 @@ LAYERS = [
     {"scoring", "group_scores", "analysis"},
     {"data", "presets", "tiny"},
     {"synth", "task", "adapters"},
-    {"runner"},
+    {"runner", "verification"},
     {"finetune", "leaderboard"},
     {"api", "bench", "grid", "notebook"},
     {"commands"},
