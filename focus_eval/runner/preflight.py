@@ -52,6 +52,7 @@ def preflight(options) -> Preflight:
     if check.preset is not None and check.tasks:
         _attempt(check, _plan, check, options)
     _check_data(check, options)
+    _check_cards(check)
     if check.preset is not None:
         problem = weights_problem(check.preset)
         check.problems += [problem] if problem else []
@@ -129,6 +130,21 @@ def _check_data(check: Preflight, options) -> None:
             check.missing.add(name)
             check.problems.append(f"dataset {name}: folder {folder} not found; extract the {name} archive into "
                                   f"it (README 'Datasets'), or leave {name}'s tasks out of --tasks")
+
+
+def _check_cards(check: Preflight) -> None:
+    """Every column the card of a user dataset names (its targets' label columns above all) is in its manifest
+    or dataset, read from its header or features alone."""
+    from focus_eval.data.manifests import manifest_cards
+    from focus_eval.data.readers.manifest import card_columns, card_headers
+
+    cards = {card.name: card for card in manifest_cards()}
+    for name in dict.fromkeys(t.dataset for t in check.tasks):
+        if name in cards and name not in check.missing:
+            try:
+                card_columns(cards[name], card_headers(cards[name]))
+            except FocusError as exc:
+                check.problems.append(f"dataset {name}: {exc} (card {cards[name].path})")
 
 
 def weights_problem(preset) -> str | None:
