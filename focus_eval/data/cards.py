@@ -8,6 +8,7 @@ include the FunBench tasks those fields allow (``task.generated``). A card makes
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -23,6 +24,10 @@ from focus_eval.files import load_yaml_file
 from focus_eval.registry import suggest
 
 CARD_FILE = "dataset.yaml"
+# what a card's 'manifest' may name: a CSV/JSONL manifest, or a dataset in a Hugging Face format (data/hf_sources.py)
+FORMATS = ("manifest", "hf_disk", "imagefolder", "parquet")
+HF_PACKAGES = ("datasets", "pyarrow")  # the hf extra: what the Hugging Face formats are read with
+INSTALL_HF = "pip install 'focus-eval[hf]'"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as task names: it becomes part of them
 CARD_KEYS = ("name", "kind", "description", "version", "manifest", "columns", "targets", "sex", "quality",
              "laterality", "cohort", "conditions", "format", "data_files")
@@ -213,8 +218,6 @@ def _condition_names(spec: Any, mapped: bool, path: Path) -> tuple[str, ...]:
 def _format(value: Any, path: Path) -> str:
     """The card's format; a Hugging Face format needs the ``hf`` extra installed (checked here, before anything
     is read or written)."""
-    from focus_eval.data.hf_sources import FORMATS, require_hf
-
     if value not in FORMATS:
         raise FocusError(f"{path}: format must be one of {', '.join(FORMATS)}{suggest(str(value), FORMATS)}")
     if value != "manifest":
@@ -247,6 +250,19 @@ def _data_files(value: Any, fmt: str, path: Path) -> str | tuple[str, ...] | dic
         return {k: patterns(v) for k, v in value.items()}
     found = patterns(value)
     return found[0] if isinstance(value, str) else found
+
+
+def require_hf(where: str) -> None:
+    """Stop with the extra to install when ``datasets`` or ``pyarrow`` cannot be imported."""
+    missing = []
+    for name in HF_PACKAGES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise FocusError(f"{where} is read with Hugging Face {' and '.join(missing)}, which "
+                         f"{'is' if len(missing) == 1 else 'are'} not installed: {INSTALL_HF}")
 
 
 def _checked_name(name: str, path: Path) -> str:

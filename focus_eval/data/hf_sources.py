@@ -20,22 +20,16 @@ error naming the card and the row. Reading these formats needs the ``hf`` extra 
 from __future__ import annotations
 
 import hashlib
-import importlib
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import Any, Iterable
 
+from focus_eval.data.cards import DatasetCard, require_hf
 from focus_eval.data.files import safe_path
 from focus_eval.data.tables import Row, clean_cell, clean_header
-from focus_eval.errors import DataError, FocusError
+from focus_eval.errors import DataError
 from focus_eval.files import atomic_write_bytes
 
-if TYPE_CHECKING:
-    from focus_eval.data.cards import DatasetCard
-
-FORMATS = ("manifest", "hf_disk", "imagefolder", "parquet")
-HF_PACKAGES = ("datasets", "pyarrow")
-INSTALL_HF = "pip install 'focus-eval[hf]'"
 IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".tif", ".tiff", ".bmp", ".webp"}
 NO_SPLITS = ("as datasets reads it, the dataset has no split besides 'train' (one file, or a Dataset rather than "
              "a DatasetDict): focus-eval splits it by patient, 60/20/20; name its splits (file or folder names, "
@@ -45,26 +39,13 @@ NO_SPLITS = ("as datasets reads it, the dataset has no split besides 'train' (on
 _READ_ERRORS = (ValueError, OSError)
 
 
-def require_hf(where: str) -> None:
-    """Stop with the extra to install when ``datasets`` or ``pyarrow`` cannot be imported."""
-    missing = []
-    for name in HF_PACKAGES:
-        try:
-            importlib.import_module(name)
-        except ImportError:
-            missing.append(name)
-    if missing:
-        raise FocusError(f"{where} is read with Hugging Face {' and '.join(missing)}, which "
-                         f"{'is' if len(missing) == 1 else 'are'} not installed: {INSTALL_HF}")
-
-
-def source_rows(card: "DatasetCard") -> tuple[list[str], list[Row]]:
+def source_rows(card: DatasetCard) -> tuple[list[str], list[Row]]:
     """(headers, rows) of the dataset a card names; the image cell is a path relative to the card's folder."""
     parts, features = _parts(card)
     return _rows(card, parts, features)
 
 
-def source_headers(card: "DatasetCard") -> list[str]:
+def source_headers(card: DatasetCard) -> list[str]:
     """The column names ``source_rows`` gives, from the dataset's features (no image is written)."""
     parts, features = _parts(card)
     if not features:  # a dataset that declares none: the first row's
@@ -73,7 +54,7 @@ def source_headers(card: "DatasetCard") -> list[str]:
     return names + (["split"] if None not in parts and "split" not in names else [])
 
 
-def _parts(card: "DatasetCard") -> tuple[dict[str | None, Any], dict]:
+def _parts(card: DatasetCard) -> tuple[dict[str | None, Any], dict]:
     """Split name -> rows (an iterable of dicts; None: the dataset has no splits), and the dataset's features."""
     require_hf(f"{card.path}: format {card.format}")
     path = card.manifest
@@ -102,7 +83,7 @@ def _disk(path: Path) -> dict[str, Any]:
     return dict(saved) if isinstance(saved, datasets.DatasetDict) else {"train": saved}
 
 
-def _load(card: "DatasetCard") -> dict[str, Any]:
+def _load(card: DatasetCard) -> dict[str, Any]:
     """The splits ``datasets.load_dataset`` reads (streamed: no cache is written), as a user would call it: the
     folder itself (file and folder names, a README's configs) or one parquet file, with the card's data_files."""
     import datasets
@@ -125,7 +106,7 @@ def _load(card: "DatasetCard") -> dict[str, Any]:
     return parts
 
 
-def _read(card: "DatasetCard", records: Iterable[dict]) -> Iterable[dict]:
+def _read(card: DatasetCard, records: Iterable[dict]) -> Iterable[dict]:
     """The rows of one split; a file that cannot be read while streaming is an error naming the dataset."""
     rows = iter(records)
     while True:
@@ -155,7 +136,7 @@ def _label_text(value: Any, feature: Any) -> Any:
     return value
 
 
-def _rows(card: "DatasetCard", parts: dict[str | None, Iterable[dict]], features: dict) -> tuple[list[str], list[Row]]:
+def _rows(card: DatasetCard, parts: dict[str | None, Iterable[dict]], features: dict) -> tuple[list[str], list[Row]]:
     image_column = card.columns["image"]
     headers: dict[str, None] = {}
     rows: list[Row] = []
@@ -176,7 +157,7 @@ def _rows(card: "DatasetCard", parts: dict[str | None, Iterable[dict]], features
     return list(headers), rows
 
 
-def _image_cell(card: "DatasetCard", value: Any, index: int) -> str:
+def _image_cell(card: DatasetCard, value: Any, index: int) -> str:
     """The image of one row as a path relative to the card's folder: a path is used where it is (inside the
     folder only), bytes are written once to ``<dataset>.images/``."""
     data, name = (value.get("bytes"), value.get("path")) if isinstance(value, dict) else (value, None)
