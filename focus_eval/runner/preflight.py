@@ -1,6 +1,6 @@
 """Everything a run needs, checked before anything is loaded or written: the model preset, every task pattern,
-the dataset folders the tasks read, the weights (in the local cache, or the hub reachable), the output folder
-and the device. All problems are collected and reported together, each with what to do about it; ``focus-eval
+the dataset folders the tasks read (and the columns a dataset card names), the weights (in the local cache, or
+the hub reachable), the output folder, the ``--log-to`` trackers and the device. All problems are collected and reported together, each with what to do about it; ``focus-eval
 run --check`` stops here and prints the units the run would compute."""
 
 from __future__ import annotations
@@ -58,6 +58,10 @@ def preflight(options) -> Preflight:
         check.problems += [problem] if problem else []
     problem = output_problem(Path(options.output_path))
     check.problems += [problem] if problem else []
+    if options.log_to:
+        from focus_eval.runner.trackers import target_problems
+
+        check.problems += target_problems(list(options.log_to), Path(options.output_path))
     _attempt(check, check_device, options.device)
     return check
 

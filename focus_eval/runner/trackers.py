@@ -1,19 +1,54 @@
-"""Experiment trackers (``--log-to mlflow[:URI]``, ``--log-to wandb``): after a unit's files are written, its
-parameters (model, preset hash, task, method, the run options), its metrics with their intervals and its sample
-file go to MLflow or Weights & Biases, one tracker run per unit. They change no number and never stop the run:
-a tracker that cannot be imported or fails warns once and is left out for the rest of the run; the results on
-disk are written before any tracker is called."""
+"""Experiment trackers (``--log-to mlflow[:URI]``, ``--log-to wandb``), organised like a benchmark.
+
+Checked up front (``target_problems``, part of the preflight: ``--check`` and every run, before the first unit):
+the package is installed at its floor version, the target is spelled right, the MLflow store is one MLflow
+accepts and answers, W&B has a key and a reachable server unless it is offline. A problem stops the run with
+exit 2 and the fix.
+
+Organised like a benchmark: one MLflow experiment (W&B project) per benchmark, ``focus-eval/focus`` and
+``focus-eval/funbench`` (``focus-eval-focus``, ``focus-eval-funbench``), or ``MLFLOW_EXPERIMENT_NAME``
+(``WANDB_PROJECT``); one parent run (W&B group) per command, named ``<model>-<UTC stamp>``, holding one run
+per unit. Every run carries the provenance: focus-eval's version, the git commit, the run manifest (its path,
+and its sha256 once it is written at the end of the command: on the parent run or the group's command run, and
+on MLflow's unit runs) and the unit's data fingerprint. Parameters and metrics of a unit go in one batch (MLflow
+``log_batch``, W&B one ``log``); W&B's config keeps the values' types. Artifacts go beside the results unless
+the URI says otherwise: without a URI the MLflow store is ``<output>/mlflow.db``, an experiment focus-eval
+creates in a local store keeps its artifacts in ``<output>/mlflow-artifacts``, and W&B writes under
+``<output>/wandb`` unless ``WANDB_DIR`` is set.
+
+They change no number and never stop a run once it started: the results on disk are written before any tracker
+is called, and a tracker that fails is left out for the rest of the run, named in a warning and in the final
+summary (``Trackers.failures``)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import importlib.metadata
 import os
 import re
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
+from urllib.parse import urlparse
+
+from focus_eval.errors import FocusError
 
 TRACKERS = ("mlflow", "wandb")
+# the oldest versions that have what is used here (W&B: reinit="create_new" came with 0.19.10)
+FLOORS = {"mlflow": (3, 0), "wandb": (0, 19, 10)}
+LOCAL_SCHEMES = ("sqlite",)
+MLFLOW_BATCH = {"metrics": 1000, "params": 100, "tags": 100}  # MLflow's limits per log_batch call
+# MLflow retries a request that gets no answer for minutes by default; a tracker must not hold a run that long,
+# and the preflight asks once.
+MLFLOW_BOUNDS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+CHECK_BOUNDS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
 
 
+# --- what is logged ------------------------------------------------------------------------------------------
 def unit_metrics(line: dict[str, Any]) -> dict[str, float]:
     """A results line's numbers by the names the trackers log: ``auroc``, ``auroc_ci_low``, ``auroc_ci_high``,
     ``fairness.age.eo_gap``, ... (as ``focus_eval.load_results`` names its columns), counts as ``n``, ``n_pos``."""
@@ -42,75 +77,364 @@ def unit_metrics(line: dict[str, Any]) -> dict[str, float]:
     return out
 
 
+UNIT_FIELDS = ("model", "task", "method", "adapter", "dataset", "target", "family", "preset_hash", "task_hash",
+               "task_version")
+
+
+def unit_config(line: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    """A unit's parameters with their types (W&B's config): the line's descriptive fields and every run option
+    as ``option.<name>`` (the manifest's ``options``)."""
+    config = {k: line.get(k) for k in UNIT_FIELDS}
+    config.update({f"option.{k}": v for k, v in options.items() if k not in ("log_to", "argv")})
+    return {k: v for k, v in config.items() if v not in (None, "", [], {})}
+
+
 def unit_params(line: dict[str, Any], options: dict[str, Any]) -> dict[str, str]:
-    params = {k: line.get(k) for k in ("model", "task", "method", "adapter", "dataset", "target", "family",
-                                       "preset_hash", "task_hash", "task_version")}
-    params.update({f"option.{k}": v for k, v in options.items() if k not in ("log_to", "argv")})
-    return {k: str(v)[:500] for k, v in params.items() if v not in (None, "", [], {})}
+    """The same as MLflow's parameters (text, at most 500 characters each)."""
+    return {k: str(v)[:500] for k, v in unit_config(line, options).items()}
 
 
+def benchmark(task: str) -> str:
+    from focus_eval.task.index import FUNBENCH_WORD
+
+    return FUNBENCH_WORD if task.startswith(FUNBENCH_WORD) else "focus"
+
+
+@dataclass(frozen=True)
+class Command:
+    """The command whose units are logged: what every tracker run carries."""
+
+    id: str  # <model>-<UTC stamp>: the parent run's name, the W&B group
+    model: str
+    output: Path  # the output root (--output-path): where local stores and artifacts go
+    manifest: Path  # the run manifest the command writes when it ends
+    options: dict[str, Any]
+    version: str
+    commit: str | None
+
+    def provenance(self) -> dict[str, str]:
+        found = {"focus_eval.version": self.version, "focus_eval.git_commit": self.commit,
+                 "focus_eval.command": self.id, "focus_eval.manifest": str(self.manifest)}
+        return {k: v for k, v in found.items() if v}
+
+
+@dataclass(frozen=True)
+class WrittenUnit:
+    """One written unit, as the trackers take it."""
+
+    line: dict[str, Any]
+    samples: Path
+
+    @property
+    def name(self) -> str:
+        return f"{self.line['task']}.{self.line['method']}"
+
+    @property
+    def benchmark(self) -> str:
+        return benchmark(self.line["task"])
+
+    def provenance(self, command: Command) -> dict[str, str]:
+        extra = self.line.get("extra") or {}
+        found = {**command.provenance(), "focus_eval.data_fingerprint": extra.get("data_fingerprint"),
+                 "focus_eval.task": self.line["task"], "focus_eval.method": self.line["method"]}
+        return {k: str(v) for k, v in found.items() if v}
+
+
+# --- checked up front ----------------------------------------------------------------------------------------
+def target_problems(targets: list[str], output: Path) -> list[str]:
+    """Every problem of the ``--log-to`` targets, each with its fix (an empty list: all can be used)."""
+    problems = []
+    for target in targets:
+        kind, _, uri = target.partition(":")
+        try:
+            require(kind)
+            if kind == "mlflow":
+                check_mlflow(mlflow_uri(uri or None, output))
+            else:
+                check_wandb()
+        except FocusError as exc:
+            problems.append(f"--log-to {target}: {exc}")
+    return problems
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", text)[:3])
+
+
+def require(kind: str) -> None:
+    """The tracker's package, importable and at least at its floor version."""
+    try:
+        importlib.import_module(kind)
+        installed = importlib.metadata.version(kind)
+    except (ImportError, importlib.metadata.PackageNotFoundError):
+        raise FocusError(f"{kind} is not installed: pip install 'focus-eval[{kind}]'") from None
+    floor = FLOORS[kind]
+    if _version(installed) < floor:
+        wanted = ".".join(map(str, floor))
+        raise FocusError(f"{kind} {installed} is older than {wanted}, the oldest focus-eval works with: "
+                         f"pip install '{kind}>={wanted}'")
+
+
+def mlflow_uri(uri: str | None, output: Path) -> str:
+    """The store to log to: the URI given, else MLFLOW_TRACKING_URI, else a database beside the results."""
+    found = uri or os.environ.get("MLFLOW_TRACKING_URI")
+    return found or f"sqlite:///{Path(output).expanduser().resolve() / 'mlflow.db'}"
+
+
+def _sqlite_path(uri: str) -> Path:
+    return Path(uri[len("sqlite:///"):] if uri.startswith("sqlite:///") else uri[len("sqlite://"):])
+
+
+@contextlib.contextmanager
+def _bounded(bounds: dict[str, str]):
+    """MLflow's request retries and timeout held to ``bounds`` (the user's own settings win)."""
+    added = {k: v for k, v in bounds.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for key in added:
+            os.environ.pop(key, None)
+
+
+def check_mlflow(uri: str) -> None:
+    """A store MLflow accepts: a database (its folder there) or a server that answers; never a file store."""
+    scheme = urlparse(uri).scheme
+    if scheme in ("", "file") or re.match(r"^[A-Za-z]:[\\/]", uri):
+        raise FocusError(f"MLflow no longer takes a file store ({uri}); log to a database "
+                         f"(--log-to mlflow:sqlite:///PATH/mlflow.db) or to a server (--log-to mlflow:http://HOST:5000)")
+    if scheme == "sqlite":
+        blocked = [p for p in _sqlite_path(uri).expanduser().resolve().parents if p.exists() and not p.is_dir()]
+        if blocked:
+            raise FocusError(f"the MLflow database {_sqlite_path(uri)} cannot be made: {blocked[0]} is a file, not a "
+                             f"folder; give another path")
+        return
+    import mlflow
+
+    with _bounded(CHECK_BOUNDS):
+        try:
+            mlflow.MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+        except Exception as exc:  # MLflow's errors for a store it cannot reach or use are of many types
+            reason = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+            raise FocusError(f"the MLflow store {uri} does not answer ({reason}); start the server or correct the "
+                             f"URI (--log-to mlflow:URI, else MLFLOW_TRACKING_URI)") from None
+
+
+WANDB_OFFLINE = ("offline", "disabled", "dryrun")
+
+
+def check_wandb() -> None:
+    """Offline W&B needs nothing more; online it needs an API key and a server that answers."""
+    if os.environ.get("WANDB_MODE", "online").lower() in WANDB_OFFLINE:
+        return
+    base = os.environ.get("WANDB_BASE_URL", "https://api.wandb.ai")
+    if not (os.environ.get("WANDB_API_KEY") or _netrc_key(urlparse(base).hostname or "")):
+        raise FocusError(f"W&B is online and has no API key for {base}: run `wandb login`, set WANDB_API_KEY, or "
+                         f"set WANDB_MODE=offline (and `wandb sync` later)")
+    try:
+        urllib.request.urlopen(base, timeout=10).close()
+    except urllib.error.HTTPError:
+        return  # the server answered
+    except (urllib.error.URLError, OSError) as exc:
+        raise FocusError(f"the W&B server {base} cannot be reached ({getattr(exc, 'reason', exc)}); check the "
+                         f"network or WANDB_BASE_URL, or set WANDB_MODE=offline (and `wandb sync` later)") from None
+
+
+def _netrc_key(host: str) -> str | None:
+    import netrc
+
+    path = os.environ.get("NETRC") or str(Path.home() / ".netrc")
+    try:
+        found = netrc.netrc(path).authenticators(host)
+    except (OSError, netrc.NetrcParseError):
+        return None
+    return found[2] if found else None
+
+
+# --- the trackers ----------------------------------------------------------------------------------------------
 def _safe_key(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_./ -]", "_", name)
 
 
-# MLflow retries a request that gets no answer for minutes by default; a tracker must not hold a run that long.
-MLFLOW_BOUNDS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
+def _chunks(items: list, size: int) -> list[list]:
+    return [items[i:i + size] for i in range(0, len(items), size)] or [[]]
 
 
-def log_mlflow(uri: str | None, line: dict, options: dict, samples: Path) -> None:
-    for key, value in MLFLOW_BOUNDS.items():
-        os.environ.setdefault(key, value)
-    import mlflow
+class MlflowTracker:
+    """One parent run per (command, experiment), one child run per unit; everything in batches."""
 
-    client = mlflow.MlflowClient(tracking_uri=uri) if uri else mlflow.MlflowClient()
-    name = f"focus-eval/{line['model']}"
-    experiment = client.get_experiment_by_name(name)
-    experiment_id = experiment.experiment_id if experiment else client.create_experiment(name)
-    run = client.create_run(experiment_id, run_name=f"{line['task']}.{line['method']}",
-                            tags={"focus_eval.task": line["task"], "focus_eval.method": line["method"]})
-    run_id = run.info.run_id
-    try:
-        for key, value in unit_params(line, options).items():
-            client.log_param(run_id, _safe_key(key), value)
-        for key, value in unit_metrics(line).items():
-            client.log_metric(run_id, _safe_key(key), value)
-        if samples.is_file():
-            client.log_artifact(run_id, str(samples))
-    finally:
-        client.set_terminated(run_id)
+    def __init__(self, uri: str | None, command: Command):
+        for key, value in MLFLOW_BOUNDS.items():
+            os.environ.setdefault(key, value)
+        import mlflow
+
+        self.command = command
+        self.uri = mlflow_uri(uri, command.output)
+        if urlparse(self.uri).scheme == "sqlite":  # the database's folder (the output folder, by default)
+            _sqlite_path(self.uri).expanduser().resolve().parent.mkdir(parents=True, exist_ok=True)
+        self.client = mlflow.MlflowClient(tracking_uri=self.uri)
+        self.parents: dict[str, str] = {}  # experiment id -> parent run id
+        self.children: list[str] = []
+
+    def experiment(self, unit: WrittenUnit) -> str:
+        name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or f"focus-eval/{unit.benchmark}"
+        found = self.client.get_experiment_by_name(name)
+        if found is not None:
+            return found.experiment_id
+        artifacts = None  # a server keeps its own; a local store keeps them beside the results
+        if urlparse(self.uri).scheme in LOCAL_SCHEMES:
+            artifacts = (Path(self.command.output).expanduser().resolve() / "mlflow-artifacts").as_uri()
+        return self.client.create_experiment(name, artifact_location=artifacts)
+
+    def parent(self, experiment: str) -> str:
+        if experiment not in self.parents:
+            from mlflow.entities import Param
+
+            c = self.command
+            run = self.client.create_run(experiment, run_name=c.id, tags={**c.provenance(),
+                                                                          "focus_eval.kind": "command",
+                                                                          "focus_eval.model": c.model})
+            params = [Param(_safe_key(f"option.{k}"), str(v)[:500]) for k, v in c.options.items()
+                      if k not in ("log_to", "argv") and v not in (None, "", [], {})]
+            self.batch(run.info.run_id, params=params)
+            self.parents[experiment] = run.info.run_id
+        return self.parents[experiment]
+
+    def batch(self, run_id: str, metrics: list = (), params: list = (), tags: list = ()) -> None:
+        for kind, items in (("metrics", list(metrics)), ("params", list(params)), ("tags", list(tags))):
+            for chunk in _chunks(items, MLFLOW_BATCH[kind]) if items else ():
+                self.client.log_batch(run_id, **{kind: chunk})
+
+    def log(self, unit: WrittenUnit) -> None:
+        from mlflow.entities import Metric, Param
+
+        experiment = self.experiment(unit)
+        tags = {**unit.provenance(self.command), "mlflow.parentRunId": self.parent(experiment),
+                "focus_eval.kind": "unit"}
+        run_id = self.client.create_run(experiment, run_name=unit.name, tags=tags).info.run_id
+        self.children.append(run_id)
+        try:
+            stamp = int(time.time() * 1000)
+            self.batch(run_id, metrics=[Metric(_safe_key(k), v, stamp, 0) for k, v in unit_metrics(unit.line).items()],
+                       params=[Param(_safe_key(k), v) for k, v in unit_params(unit.line, self.command.options).items()])
+            if unit.samples.is_file():
+                self.client.log_artifact(run_id, str(unit.samples))
+        finally:
+            self.client.set_terminated(run_id)
+
+    def close(self, manifest: Path | None) -> None:
+        from mlflow.entities import RunTag
+
+        digest = _digest(manifest)
+        for run_id in self.children if digest else ():
+            self.batch(run_id, tags=[RunTag("focus_eval.manifest_sha256", digest)])
+        for run_id in self.parents.values():
+            try:
+                if digest:
+                    self.batch(run_id, tags=[RunTag("focus_eval.manifest_sha256", digest),
+                                             RunTag("focus_eval.units", str(len(self.children)))])
+                    self.client.log_artifact(run_id, str(manifest))
+            finally:
+                self.client.set_terminated(run_id)
 
 
-def log_wandb(line: dict, options: dict, samples: Path) -> None:
-    import wandb
+class WandbTracker:
+    """One run per unit in the command's group (job type ``unit``) and, when the command ends, the group's
+    command run (job type ``command``) holding the manifest."""
 
-    run = wandb.init(project=f"focus-eval-{re.sub(r'[^A-Za-z0-9_.-]', '-', line['model'])}",
-                     name=f"{line['task']}.{line['method']}", config=unit_params(line, options), reinit="create_new")
-    try:
-        run.log(unit_metrics(line))
-        run.summary.update(unit_metrics(line))
-        if samples.is_file():
-            run.save(str(samples), base_path=str(samples.parent), policy="now")
-    finally:
-        run.finish()
+    def __init__(self, command: Command):
+        import wandb
+
+        self.wandb = wandb
+        self.command = command
+        self.dir = os.environ.get("WANDB_DIR") or str(Path(command.output).expanduser().resolve())
+        self.units: dict[str, int] = {}  # project -> units logged
+
+    def project(self, unit_benchmark: str) -> str:
+        return os.environ.get("WANDB_PROJECT") or f"focus-eval-{unit_benchmark}"
+
+    def init(self, project: str, name: str, job_type: str, config: dict[str, Any]):
+        Path(self.dir).mkdir(parents=True, exist_ok=True)
+        return self.wandb.init(project=project, group=self.command.id, job_type=job_type, name=name,
+                               config=config, dir=self.dir, reinit="create_new",
+                               tags=[self.command.model, job_type])
+
+    def log(self, unit: WrittenUnit) -> None:
+        project = self.project(unit.benchmark)
+        config = {**unit_config(unit.line, self.command.options), **unit.provenance(self.command)}
+        run = self.init(project, unit.name, "unit", config)
+        try:
+            run.log(unit_metrics(unit.line))  # one call: every metric of the unit
+            if unit.samples.is_file():
+                run.save(str(unit.samples), base_path=str(unit.samples.parent), policy="now")
+        finally:
+            run.finish()
+        self.units[project] = self.units.get(project, 0) + 1
+
+    def close(self, manifest: Path | None) -> None:
+        digest = _digest(manifest)
+        for project, count in self.units.items():
+            c = self.command
+            config = {**{f"option.{k}": v for k, v in c.options.items() if k not in ("log_to", "argv")},
+                      **c.provenance(), "model": c.model}
+            run = self.init(project, c.id, "command", config)
+            try:
+                run.summary.update({"units": count, **({"manifest_sha256": digest} if digest else {})})
+                if digest:
+                    run.save(str(manifest), base_path=str(manifest.parent), policy="now")
+            finally:
+                run.finish()
 
 
+def _digest(manifest: Path | None) -> str | None:
+    from focus_eval.digests import file_sha256
+
+    return file_sha256(manifest) if manifest is not None and Path(manifest).is_file() else None
+
+
+@dataclass
 class Trackers:
-    """The trackers of one run; ``log`` is called once per finished unit, on the main process."""
+    """The trackers of one command; ``log`` is called once per finished unit and ``close`` once at the end, on
+    the main process. A tracker that fails is dropped with one warning and named in ``failures``."""
 
-    def __init__(self, targets: list[str], options: dict[str, Any], warn: Callable[[str], None]):
-        self.targets = list(targets)
-        self.options = options
-        self.warn = warn
+    targets: list[str]
+    command: Command
+    warn: Callable[[str], None]
+    failures: dict[str, str] = field(default_factory=dict)
+    _open: dict[str, Any] = field(default_factory=dict)
+
+    def _tracker(self, target: str):
+        if target not in self._open:
+            kind, _, uri = target.partition(":")
+            self._open[target] = MlflowTracker(uri or None, self.command) if kind == "mlflow" else \
+                WandbTracker(self.command)
+        return self._open[target]
+
+    def _each(self, action: Callable[[Any], None], when: str) -> None:
+        for target in [t for t in self.targets if t not in self.failures]:
+            try:
+                action(self._tracker(target))
+            except Exception as exc:  # a tracker never loses a result: warn once, stop using it
+                reason = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ''}"
+                self.failures[target] = f"{when}: {reason}"
+                self.warn(f"--log-to {target}: {reason}; the results on disk are complete, this tracker is left "
+                          f"out for the rest of the run")
 
     def log(self, line: dict[str, Any], samples: Path) -> None:
-        for target in list(self.targets):
-            kind, _, uri = target.partition(":")
-            try:
-                if kind == "mlflow":
-                    log_mlflow(uri or None, line, self.options, samples)
-                else:
-                    log_wandb(line, self.options, samples)
-            except Exception as exc:  # a tracker never loses a result: warn once, stop using it
-                self.targets.remove(target)
-                self.warn(f"--log-to {target}: {type(exc).__name__}: {exc}; the results on disk are complete, "
-                          f"this tracker is left out for the rest of the run")
+        unit = WrittenUnit(line, Path(samples))
+        self._each(lambda tracker: tracker.log(unit), f"failed at unit {unit.name}")
+
+    def close(self, manifest: Path | None) -> None:
+        self._each(lambda tracker: tracker.close(manifest), "failed when the command ended")
+
+
+def command_of(runner, manifest: Path) -> Command:
+    """The command a runner is running, as the trackers record it."""
+    from focus_eval.options import recorded
+    from focus_eval.runner.manifest import git_commit
+    from focus_eval.version import __version__
+
+    stamp = runner.started.strftime("%Y%m%dT%H%M%SZ")
+    return Command(id=f"{runner.preset.name}-{stamp}", model=runner.preset.name,
+                   output=Path(runner.options.output_path), manifest=manifest, options=recorded(runner.options),
+                   version=__version__, commit=git_commit())
