@@ -59,7 +59,7 @@ def preflight(options) -> Preflight:
     problem = output_problem(Path(options.output_path))
     check.problems += [problem] if problem else []
     if options.log_to:
-        from focus_eval.runner.trackers import target_problems
+        from focus_eval.runner.tracker_checks import target_problems
 
         check.problems += target_problems(list(options.log_to), Path(options.output_path))
     _attempt(check, check_device, options.device)

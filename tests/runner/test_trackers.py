@@ -217,7 +217,7 @@ def test_a_tracker_older_than_its_floor_is_refused(monkeypatch):
     import importlib.metadata
 
     from focus_eval.errors import FocusError
-    from focus_eval.runner.trackers import require
+    from focus_eval.runner.tracker_checks import require
 
     real = importlib.metadata.version
     monkeypatch.setattr(importlib.metadata, "version", lambda name: "0.19.9" if name == "wandb" else real(name))
