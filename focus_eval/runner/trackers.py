@@ -33,7 +33,8 @@ from focus_eval.runner.tracker_checks import mlflow_uri, sqlite_path
 
 TRACKERS = ("mlflow", "wandb")
 LOCAL_SCHEMES = ("sqlite",)
-MLFLOW_BATCH = {"metrics": 1000, "params": 100, "tags": 100}  # MLflow's limits per log_batch call
+# per log_batch call, within MLflow's limits (1000 metrics, 100 params, 100 tags, 1000 entities in all)
+MLFLOW_BATCH = {"metrics": 800, "params": 100, "tags": 100}
 # MLflow retries a request that gets no answer for minutes by default; a tracker must not hold a run that long
 MLFLOW_BOUNDS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"}
 
@@ -154,16 +155,18 @@ class MlflowTracker:
         self.client = mlflow.MlflowClient(tracking_uri=self.uri)
         self.parents: dict[str, str] = {}  # experiment id -> parent run id
         self.children: list[str] = []
+        self.experiments: dict[str, str] = {}  # name -> id
 
     def experiment(self, unit: WrittenUnit) -> str:
         name = os.environ.get("MLFLOW_EXPERIMENT_NAME") or f"focus-eval/{unit.benchmark}"
-        found = self.client.get_experiment_by_name(name)
-        if found is not None:
-            return found.experiment_id
-        artifacts = None  # a server keeps its own; a local store keeps them beside the results
-        if urlparse(self.uri).scheme in LOCAL_SCHEMES:
-            artifacts = (Path(self.command.output).expanduser().resolve() / "mlflow-artifacts").as_uri()
-        return self.client.create_experiment(name, artifact_location=artifacts)
+        if name not in self.experiments:
+            found = self.client.get_experiment_by_name(name)
+            artifacts = None  # a server keeps its own; a local store keeps them beside the results
+            if urlparse(self.uri).scheme in LOCAL_SCHEMES:
+                artifacts = (Path(self.command.output).expanduser().resolve() / "mlflow-artifacts").as_uri()
+            self.experiments[name] = found.experiment_id if found is not None else \
+                self.client.create_experiment(name, artifact_location=artifacts)
+        return self.experiments[name]
 
     def parent(self, experiment: str) -> str:
         if experiment not in self.parents:
@@ -180,9 +183,11 @@ class MlflowTracker:
         return self.parents[experiment]
 
     def batch(self, run_id: str, metrics: list = (), params: list = (), tags: list = ()) -> None:
-        for kind, items in (("metrics", list(metrics)), ("params", list(params)), ("tags", list(tags))):
-            for chunk in _chunks(items, MLFLOW_BATCH[kind]) if items else ():
-                self.client.log_batch(run_id, **{kind: chunk})
+        """Everything in as few ``log_batch`` calls as MLflow's limits per call allow (one for a unit)."""
+        chunks = {kind: _chunks(list(items), MLFLOW_BATCH[kind])
+                  for kind, items in (("metrics", metrics), ("params", params), ("tags", tags))}
+        for i in range(max(len(c) for c in chunks.values())):
+            self.client.log_batch(run_id, **{kind: c[i] if i < len(c) else [] for kind, c in chunks.items()})
 
     def log(self, unit: WrittenUnit) -> None:
         from mlflow.entities import Metric, Param
@@ -236,7 +241,7 @@ class WandbTracker:
         Path(self.dir).mkdir(parents=True, exist_ok=True)
         return self.wandb.init(project=project, group=self.command.id, job_type=job_type, name=name,
                                config=config, dir=self.dir, reinit="create_new",
-                               tags=[self.command.model, job_type])
+                               tags=[self.command.model[:64], job_type])
 
     def log(self, unit: WrittenUnit) -> None:
         project = self.project(unit.benchmark)
