@@ -92,6 +92,9 @@ def _load(card: DatasetCard) -> dict[str, Any]:
     spec = card.data_files  # datasets takes lists, the card holds tuples
     data_files = ({k: list(v) for k, v in spec.items()} if isinstance(spec, dict)
                   else list(spec) if isinstance(spec, tuple) else spec)
+    if data_files is not None and not path.is_dir():
+        raise DataError("data_files picks files inside a folder: the card's 'manifest' must name that folder",
+                        file=str(card.path))
     if path.is_dir():
         loaded = datasets.load_dataset(str(path), data_files=data_files, streaming=True)
     elif card.format == "parquet":

@@ -159,6 +159,15 @@ def test_bad_data_files_are_named(tmp_path, clinic, bad, message):
         register_manifests(None, [f"bad={tmp_path / 'bad'}"])
 
 
+def test_data_files_beside_a_single_file_are_refused(tmp_path, clinic):
+    folder = tmp_path / "one"
+    folder.mkdir()
+    datasets.Dataset.from_list(_records(clinic)).to_parquet(str(folder / "clinic.parquet"))
+    _card(folder, "clinic.parquet", "parquet", extra="data_files: {test: clinic.parquet}\n")
+    with pytest.raises(FocusError, match=r"dataset\.yaml: data_files picks files inside a folder"):
+        register_manifests(None, [f"one={folder}"])
+
+
 def test_imagefolder_reads_each_splits_metadata_as_datasets_does(tmp_path, clinic):
     folder = tmp_path / "if"
     rows = manifest_rows(n_patients=20)
