@@ -10,10 +10,11 @@ export TRANSFORMERS_OFFLINE ?= 1
 # download on a terminal). A first install fetches torch and its libraries: several minutes.
 STAGE = @t=$$(date +%s); echo "[install] $$(date +%T) $(1)"; $(2) && echo "[install] $$(date +%T) $(1): done in $$(( $$(date +%s) - t )) s"
 
-$(BIN)/focus-eval: setup.cfg pyproject.toml
+# constraints.txt pins the torch and torchvision the tests run on (setup.cfg asks for ranges).
+$(BIN)/focus-eval: setup.cfg pyproject.toml constraints.txt
 	$(call STAGE,creating $(VENV) with $(PYTHON),$(PYTHON) -m venv $(VENV))
 	$(call STAGE,upgrading pip,$(BIN)/python -m pip install --upgrade pip)
-	$(call STAGE,installing focus-eval and its test dependencies (torch included: several minutes the first time),$(BIN)/python -m pip install -e '.[test]')
+	$(call STAGE,installing focus-eval and its test dependencies (torch included: several minutes the first time),$(BIN)/python -m pip install -c constraints.txt -e '.[test]')
 	@touch $@
 
 .PHONY: install demo demo-full test test-fast browser

@@ -6,20 +6,24 @@ Column names (docs/NOTEBOOK.md): the line's descriptive fields and counts as the
 (``auroc``) with its interval as ``auroc_ci_low`` and ``auroc_ci_high``; each fairness or robustness gap as
 ``fairness.<group>.<gap>`` (``fairness.age.eo_gap``) with ``_ci_low`` and ``_ci_high``, and the group's
 ``n_min`` and ``threshold`` beside it; ``conventions`` (the non-default run options as the site prints them),
-``flags`` (proxy, underpowered, untrained, contaminated, limited, joined by commas), ``source`` and ``row``."""
+``flags`` (proxy, underpowered, untrained, contaminated, limited, joined by commas), ``source`` (the results file,
+a ``pathlib.Path``: a folder name that is not UTF-8 stays as the file system spells it) and ``row``; ``created`` is
+a timestamp in UTC."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
 
-from focus_eval.errors import FocusError
+from focus_eval.errors import DataError, FocusError
 
 LINE_FIELDS = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy", "adapter",
                "n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "ci_method", "task_version",
                "task_hash", "preset_hash", "created", "underpowered", "limited", "output_type")
 BOOL_COLUMNS = ("untrained", "proxy", "underpowered", "limited")
 INT_COLUMNS = ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "row")
+TIME_COLUMNS = ("created",)
 
 
 def _interval(row: dict[str, Any], name: str, pair: Any) -> None:
@@ -52,8 +56,19 @@ def flatten(entry) -> dict[str, Any]:
     _gaps(row, "fairness", line.fairness)
     _gaps(row, "robustness", line.robustness)
     row.update(conventions=entry.convention_text, flags=",".join(entry.flags), contamination=entry.contamination,
-               source=str(entry.source), row=entry.row)
+               source=Path(entry.source), row=entry.row)
     return row
+
+
+def _utc(value: Any, source: Path, row: int) -> datetime | None:
+    """An ISO 8601 time of a results line as an aware UTC time (one without a zone is UTC, as runs write it)."""
+    if value is None:
+        return None
+    try:
+        stamp = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        raise DataError(f"created: {value!r} is not an ISO 8601 time", file=str(source), row=row) from None
+    return stamp.replace(tzinfo=timezone.utc) if stamp.tzinfo is None else stamp.astimezone(timezone.utc)
 
 
 def _typed(frame):
@@ -64,6 +79,9 @@ def _typed(frame):
             frame[name] = frame[name].fillna(False).astype(bool)
         elif name in INT_COLUMNS:
             frame[name] = pd.to_numeric(frame[name]).astype("Int64")
+        elif name in TIME_COLUMNS:
+            stamps = [_utc(v, source, row) for v, source, row in zip(frame[name], frame["source"], frame["row"])]
+            frame[name] = pd.to_datetime(pd.Series(stamps, index=frame.index, dtype=object), utc=True)
         elif name not in LINE_FIELDS and frame[name].map(_numeric_or_none).all():
             frame[name] = pd.to_numeric(frame[name]).astype("float64")
     return frame

@@ -115,11 +115,19 @@ def check_tasks(value: Any) -> str:
 
 
 def _check_log_to(value: Any) -> list[str]:
-    """``--log-to mlflow[:URI]`` / ``--log-to wandb`` (repeatable), or a list of such texts."""
+    """``--log-to mlflow[:URI]`` / ``--log-to wandb`` (repeatable), or a list of such texts; each at most once."""
     items = [value] if isinstance(value, str) else list(value or [])
     for item in items:
-        if not isinstance(item, str) or item.split(":", 1)[0] not in ("mlflow", "wandb"):
-            raise FocusError(f"--log-to expects mlflow, mlflow:URI or wandb, got {item!r}")
+        kind, colon, uri = item.partition(":") if isinstance(item, str) else ("", "", "")
+        if kind == "wandb" and colon:
+            raise FocusError(f"--log-to {item}: W&B takes no URI; write --log-to wandb, with WANDB_BASE_URL for "
+                             f"your own W&B server, WANDB_PROJECT for the project and WANDB_MODE=offline to log "
+                             f"offline")
+        if kind not in ("mlflow", "wandb") or (colon and not uri.strip()):
+            raise FocusError(f"--log-to expects mlflow, mlflow:URI (e.g. mlflow:sqlite:///PATH/mlflow.db or "
+                             f"mlflow:http://HOST:5000) or wandb, got {item!r}")
+    if len({i.partition(":")[0] for i in items}) < len(items):
+        raise FocusError(f"--log-to names a tracker twice ({', '.join(items)}); give each of mlflow and wandb once")
     return items
 
 
@@ -227,7 +235,9 @@ class RunOptions:
     log_to: list[str] = option(
         factory=list, flags=("--log-to",), kind=APPEND, metavar="mlflow[:URI]|wandb", check=_check_log_to,
         help="after each unit is written, log its parameters, metrics with intervals and sample file to MLflow "
-             "(at URI, else MLFLOW_TRACKING_URI) or Weights & Biases; repeatable; a tracker failure only warns")
+             "(at URI, else MLFLOW_TRACKING_URI, else OUTPUT/mlflow.db) or Weights & Biases: one parent run (W&B "
+             "group) per command, one experiment (project) per benchmark; checked before the run starts; a "
+             "tracker that fails during the run is named in the summary")
     prompt_variants: list[str] | None = option(
         None, flags=("--prompt-variants",), check=check_methods, render=lambda v: [",".join(v)],
         help="ask each yes/no task once per prompt paraphrase its file declares: 'all' (the task's own prompt, "

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The package as users install it: build the sdist and the wheel (the wheel from the sdist, so a file missing
-# from the sdist fails here), check both with twine, install the wheel (not editable) into a fresh virtual
+# from the sdist fails here), check both with twine and tests/helpers/dists.py (the licence in both, docs and tests
+# in the sdist, torch as a range), install the wheel (not editable) into a fresh virtual
 # environment that reuses the project venv's installed dependencies (nothing is downloaded), and run it from
 # another folder: --version, --tasks list, a tiny run on synthetic data, and a leaderboard of it.
 # Usage: bash scripts/ci-wheel.sh [PYTHON]   (default .venv/bin/python; build and twine are in the test extra)
@@ -12,11 +13,11 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # a copy of the source, so that build/ and *.egg-info never land in the checkout
-mkdir "$work/src"
-cp -r setup.cfg pyproject.toml README.md focus_eval tasks models leaderboard "$work/src/"
-find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
+(cd tests && "$PY" -m helpers.dists copy "$work/src")
 "$PY" -m build --no-isolation --outdir "$work/dist" "$work/src" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 "$PY" -m twine check --strict "$work"/dist/*
+# the licence in both, the docs and tests in the sdist, torch as a range, the classifiers (tests/helpers/dists.py)
+(cd tests && "$PY" -m helpers.dists check "$work"/dist/focus_eval-*.tar.gz "$work"/dist/focus_eval-*.whl)
 
 # a fresh venv: its own site-packages first (the wheel), then the project venv's (the dependencies) via a .pth
 "$PY" -m venv --without-pip "$work/venv"

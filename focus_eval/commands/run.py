@@ -207,7 +207,7 @@ def summary_json(report) -> dict:
             "classes": [dict(zip(CLASSES, r)) for r in rows["classes"]],
             "groups": [dict(zip(GROUPS, r)) for r in rows["groups"]],
             "finished": len(report.finished), "already_done": len(report.skipped), "failed": dict(report.failed),
-            "skipped_by_task": dict(report.skipped_by_task)}
+            "skipped_by_task": dict(report.skipped_by_task), "trackers_failed": dict(report.trackers_failed)}
 
 
 def print_summary(report) -> None:
@@ -229,6 +229,9 @@ def print_summary(report) -> None:
           f"skipped by their task {len(report.skipped_by_task)})")
     for stem, reason in report.failed.items():
         print(f"failed: {stem}: {reason}", file=sys.stderr)
+    for target, reason in report.trackers_failed.items():
+        print(f"tracker failed: --log-to {target}: {reason}; it holds the units logged before, the results on "
+              f"disk are complete", file=sys.stderr)
 
 
 UNITS = ("task", "method", "dataset", "train", "val", "test")

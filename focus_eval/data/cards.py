@@ -8,6 +8,7 @@ include the FunBench tasks those fields allow (``task.generated``). A card makes
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from dataclasses import dataclass, field
@@ -23,9 +24,13 @@ from focus_eval.files import load_yaml_file
 from focus_eval.registry import suggest
 
 CARD_FILE = "dataset.yaml"
+# what a card's 'manifest' may name: a CSV/JSONL manifest, or a dataset in a Hugging Face format (data/hf_sources.py)
+FORMATS = ("manifest", "hf_disk", "imagefolder", "parquet")
+HF_PACKAGES = ("datasets", "pyarrow")  # the hf extra: what the Hugging Face formats are read with
+INSTALL_HF = "pip install 'focus-eval[hf]'"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")  # as task names: it becomes part of them
 CARD_KEYS = ("name", "kind", "description", "version", "manifest", "columns", "targets", "sex", "quality",
-             "laterality", "cohort", "conditions", "format")
+             "laterality", "cohort", "conditions", "format", "data_files")
 FIELDS = ("image", "patient_id", "split", "age", "sex", "quality", "laterality")
 # FunBench fields a card may map in ``columns`` (read only when mapped), besides laterality
 FUNBENCH_FIELDS = ("dr_grade", "abnormal", "conditions")
@@ -70,6 +75,8 @@ class DatasetCard:
     condition_names: tuple[str, ...] = ()  # the conditions a ``conditions`` cell may name (besides normal)
     laterality_mapped: bool = False  # laterality named in ``columns`` or given a coding
     format: str = "manifest"  # what 'manifest' names: a CSV/JSONL file or a dataset (data/hf_sources.py)
+    # parquet and imagefolder: datasets.load_dataset's data_files (a pattern, a list, or split -> patterns)
+    data_files: str | tuple[str, ...] | dict[str, tuple[str, ...]] | None = None
 
     @property
     def lesions(self) -> tuple[str, ...]:
@@ -165,6 +172,7 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
         raise FocusError(f"{path}: 'targets' must map one or more of {', '.join(TARGETS)} to their label coding")
     columns = raw.get("columns") or {}
     funbench = _funbench_columns(columns, path)
+    fmt = _format(raw.get("format", "manifest"), path)
     return DatasetCard(
         name=_checked_name(card_name, path), path=path, manifest=(path.parent / str(raw["manifest"])).resolve(),
         description=str(raw.get("description") or f"User dataset {card_name} (manifest {raw['manifest']})."),
@@ -175,7 +183,7 @@ def read_card(path: Path, name: str | None = None) -> DatasetCard:
         cohort=_cohort(raw.get("cohort"), path), funbench=funbench,
         condition_names=_condition_names(raw.get("conditions"), "conditions" in funbench, path),
         laterality_mapped="laterality" in columns or raw.get("laterality") is not None,
-        format=_format(raw.get("format", "manifest"), path))
+        format=fmt, data_files=_data_files(raw.get("data_files"), fmt, path))
 
 
 def _funbench_columns(columns: Any, path: Path) -> dict[str, str]:
@@ -208,11 +216,53 @@ def _condition_names(spec: Any, mapped: bool, path: Path) -> tuple[str, ...]:
 
 
 def _format(value: Any, path: Path) -> str:
-    from focus_eval.data.hf_sources import FORMATS
-
+    """The card's format; a Hugging Face format needs the ``hf`` extra installed (checked here, before anything
+    is read or written)."""
     if value not in FORMATS:
         raise FocusError(f"{path}: format must be one of {', '.join(FORMATS)}{suggest(str(value), FORMATS)}")
+    if value != "manifest":
+        require_hf(f"{path}: format {value}")
     return str(value)
+
+
+def _data_files(value: Any, fmt: str, path: Path) -> str | tuple[str, ...] | dict[str, tuple[str, ...]] | None:
+    """``data_files`` as ``datasets.load_dataset`` takes it, for parquet and imagefolder: a pattern, a list of
+    them, or split -> pattern(s); each relative to the dataset folder and inside it."""
+    if value is None:
+        return None
+    where = f"{path}: data_files"
+    if fmt not in ("parquet", "imagefolder"):
+        raise FocusError(f"{where} is for format parquet or imagefolder (datasets.load_dataset's data_files)")
+
+    def patterns(item: Any) -> tuple[str, ...]:
+        items = [item] if isinstance(item, str) else item
+        if not isinstance(items, list) or not items or not all(isinstance(i, str) and i.strip() for i in items):
+            raise FocusError(f"{where}: expected a file pattern or a list of them, got {item!r}")
+        for pattern in items:
+            if pattern.startswith(("/", "~")) or "://" in pattern or ".." in Path(pattern).parts:
+                raise FocusError(f"{where}: {pattern!r} must stay inside the dataset folder (a relative pattern "
+                                 f"without '..')")
+        return tuple(items)
+
+    if isinstance(value, dict):
+        if not value or not all(isinstance(k, str) and re.fullmatch(r"\w+(\.\w+)*", k) for k in value):
+            raise FocusError(f"{where}: a mapping of split names (train, validation, test, ...) to file patterns")
+        return {k: patterns(v) for k, v in value.items()}
+    found = patterns(value)
+    return found[0] if isinstance(value, str) else found
+
+
+def require_hf(where: str) -> None:
+    """Stop with the extra to install when ``datasets`` or ``pyarrow`` cannot be imported."""
+    missing = []
+    for name in HF_PACKAGES:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        raise FocusError(f"{where} is read with Hugging Face {' and '.join(missing)}, which "
+                         f"{'is' if len(missing) == 1 else 'are'} not installed: {INSTALL_HF}")
 
 
 def _checked_name(name: str, path: Path) -> str:

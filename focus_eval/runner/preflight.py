@@ -1,6 +1,6 @@
 """Everything a run needs, checked before anything is loaded or written: the model preset, every task pattern,
-the dataset folders the tasks read, the weights (in the local cache, or the hub reachable), the output folder
-and the device. All problems are collected and reported together, each with what to do about it; ``focus-eval
+the dataset folders the tasks read (and the columns a dataset card names), the weights (in the local cache, or
+the hub reachable), the output folder, the ``--log-to`` trackers and the device. All problems are collected and reported together, each with what to do about it; ``focus-eval
 run --check`` stops here and prints the units the run would compute."""
 
 from __future__ import annotations
@@ -52,12 +52,17 @@ def preflight(options) -> Preflight:
     if check.preset is not None and check.tasks:
         _attempt(check, _plan, check, options)
     _check_data(check, options)
+    _check_cards(check)
     if check.preset is not None:
         # the trust gate first: locating a preset's weights may import the package a field names
         problem = code_problem(check.preset, options.trust_remote_code) or weights_problem(check.preset)
         check.problems += [problem] if problem else []
     problem = output_problem(Path(options.output_path))
     check.problems += [problem] if problem else []
+    if options.log_to:
+        from focus_eval.runner.tracker_checks import target_problems
+
+        check.problems += target_problems(list(options.log_to), Path(options.output_path))
     _attempt(check, check_device, options.device)
     return check
 
@@ -142,6 +147,21 @@ def code_problem(preset, trust_remote_code: bool) -> str | None:
     except FocusError as exc:
         return str(exc)
     return None
+
+
+def _check_cards(check: Preflight) -> None:
+    """Every column the card of a user dataset names (its targets' label columns above all) is in its manifest
+    or dataset, read from its header or features alone."""
+    from focus_eval.data.manifests import manifest_cards
+    from focus_eval.data.readers.manifest import card_columns, card_headers
+
+    cards = {card.name: card for card in manifest_cards()}
+    for name in dict.fromkeys(t.dataset for t in check.tasks):
+        if name in cards and name not in check.missing:
+            try:
+                card_columns(cards[name], card_headers(cards[name]))
+            except FocusError as exc:
+                check.problems.append(f"dataset {name}: {exc} (card {cards[name].path})")
 
 
 def weights_problem(preset) -> str | None:

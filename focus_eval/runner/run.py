@@ -31,6 +31,8 @@ class RunReport:
     skipped_by_task: dict[str, str] = field(default_factory=dict)
     results: list[dict] = field(default_factory=list)
     groups: list[dict] = field(default_factory=list)
+    # --log-to targets that failed during the run -> when and why (named in the summary)
+    trackers_failed: dict[str, str] = field(default_factory=dict)
 
 
 def make_state(device: str | None):
@@ -281,7 +283,7 @@ class Runner:
         self.state.wait_for_everyone()
         if self.state.is_main_process:
             self.write_group_lines()
-            self.write_manifest()
+            self.close_trackers(self.write_manifest())
             self.report.results = self.collect_results()
         return self.report
 
@@ -502,15 +504,22 @@ class Runner:
                 f"{f', {errors} unreadable' if errors else ''}{f' (and {n_val} validation images)' if n_val else ''}")
 
     def track_unit(self, line: dict, samples) -> None:
-        """Send a written unit to the --log-to trackers (runner/trackers.py); a failure only warns."""
+        """Send a written unit to the --log-to trackers (runner/trackers.py); a failure warns and is named in
+        the summary."""
         if not self.options.log_to or not self.state.is_main_process:
             return
         if getattr(self, "_trackers", None) is None:
-            from focus_eval.options import recorded
-            from focus_eval.runner.trackers import Trackers
+            from focus_eval.runner.trackers import Trackers, command_of
 
-            self._trackers = Trackers(self.options.log_to, recorded(self.options), self.warn)
+            self._trackers = Trackers(self.options.log_to, command_of(self, self.manifest_path()), self.warn)
         self._trackers.log(line, samples)
+
+    def close_trackers(self, manifest: Path) -> None:
+        """The command's end for the trackers: its manifest on the parent runs (runner/trackers.py)."""
+        trackers = getattr(self, "_trackers", None)
+        if trackers is not None:
+            trackers.close(manifest)
+            self.report.trackers_failed.update(trackers.failures)
 
     def warn(self, message: str) -> None:
         if self.state.is_main_process:
@@ -551,12 +560,15 @@ class Runner:
         from focus_eval.runner.manifest import build_manifest
 
         manifest = build_manifest(self)
-        path = self.layout.manifest(self.started.strftime("%Y%m%dT%H%M%SZ"))
+        path = self.manifest_path()
         from focus_eval.files import atomic_write_text
         from focus_eval.results.schema import dumps
 
         atomic_write_text(path, dumps(manifest) + "\n")
         return path
+
+    def manifest_path(self) -> Path:
+        return self.layout.manifest(self.started.strftime("%Y%m%dT%H%M%SZ"))
 
     def collect_results(self) -> list[dict]:
         names = {u.task.name for u in self.units}

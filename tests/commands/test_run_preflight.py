@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.open_fixtures import CARD, clean_cards, manifest_rows, write_clinic  # noqa: F401
 from helpers.records import synthetic_root
 
 from focus_eval.cli import main
@@ -152,3 +153,21 @@ def test_with_offline_mode_on_a_missing_file_says_so_instead_of_advising_offline
     assert "set HF_HUB_OFFLINE=1" not in hub.advice("org/name")
     monkeypatch.delenv("HF_HUB_OFFLINE")
     assert "set HF_HUB_OFFLINE=1" in hub.advice("org/name")  # online: offline mode is the way to use the cache
+
+
+@pytest.mark.usefixtures("clean_cards")
+@pytest.mark.parametrize("check", [False, True])
+def test_a_card_naming_a_label_column_its_manifest_lacks_is_refused_before_anything_is_written(tmp_path, capsys,
+                                                                                              check):
+    """A card whose glaucoma target names a column the manifest lacks: the run (with or without --check) stops
+    with exit 2 naming the column, the manifest and the card, before writing anything."""
+    rows = [{k: v for k, v in row.items() if k != "glaucoma"} for row in manifest_rows(n_patients=10)]
+    clinic = write_clinic(tmp_path / "clinic", rows, card=CARD.format(manifest="manifest.csv"))
+    out = tmp_path / "out"
+    code = main(["--model", "tiny-vit", "--tasks", "dr_nolabel", "--data-root", str(tmp_path), "--dataset-path",
+                 f"nolabel={clinic}", "-o", str(out), "--device", "cpu", *(["--check"] if check else [])])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert f"dataset nolabel: {clinic / 'manifest.csv'}: missing column for 'glaucoma'" in err
+    assert f"(card {clinic / 'dataset.yaml'})" in err and "nothing was run or written" in err
+    assert not out.exists()

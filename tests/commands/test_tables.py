@@ -95,7 +95,7 @@ def report():
     group = {"group": "synth", "method": "linear_probe", "metrics": {"auroc": 0.8}, "ci": {"auroc": [0.7, 0.9]},
              "tasks": ["a", "b"]}
     return SimpleNamespace(results=[binary, classes], groups=[group], model_dir=Path("/results/tiny-vit"),
-                           finished=["x"], skipped=[], failed={}, skipped_by_task={})
+                           finished=["x"], skipped=[], failed={}, skipped_by_task={}, trackers_failed={})
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
@@ -118,6 +118,7 @@ def test_the_run_summary_fits_and_its_json_has_the_same_rows(columns, monkeypatc
                                  "flags": "proxy underpowered"}]
     assert listed["classes"][0]["f1"] == 0.41 and listed["groups"][0]["ci_low"] == 0.7
     assert listed["results"] == "/results/tiny-vit/results.jsonl" and listed["finished"] == 1
+    assert listed["trackers_failed"] == {}
 
 
 def test_off_a_terminal_the_width_is_columns_else_200_and_nothing_is_styled(monkeypatch):
@@ -129,3 +130,13 @@ def test_off_a_terminal_the_width_is_columns_else_200_and_nothing_is_styled(monk
     fits(text, 60)
     assert "\x1b" not in text and "-" in text.splitlines()[-1]
     assert render(["a", "b"], [["left", "right"]], max_width=200).splitlines() == ["a     b", "left  right"]
+
+
+def test_a_tracker_that_failed_is_named_after_the_summary(capsys):
+    failed = report()
+    failed.trackers_failed = {"mlflow:http://tracker:5000": "failed at unit a.linear_probe: MlflowException: gone"}
+    print_summary(failed)
+    err = capsys.readouterr().err
+    assert ("tracker failed: --log-to mlflow:http://tracker:5000: failed at unit a.linear_probe: MlflowException: "
+            "gone; it holds the units logged before, the results on disk are complete") in err
+    assert summary_json(failed)["trackers_failed"] == failed.trackers_failed

@@ -30,17 +30,23 @@ def wandb_records(path: Path):
             yield record
 
 
+def item_key(item) -> str:
+    """An item's key: ``key``, or (as wandb 0.2x writes them) its ``nested_key`` joined by '/'."""
+    return item.key or "/".join(item.nested_key)
+
+
 def config_and_summary(path: Path) -> tuple[dict, dict]:
     config, summary = {}, {}
     for record in wandb_records(path):
         kind = record.WhichOneof("record_type")
         if kind == "run":
-            config.update({i.key: json.loads(i.value_json) for i in record.run.config.update})
+            config.update({item_key(i): json.loads(i.value_json) for i in record.run.config.update})
         elif kind == "config":
-            config.update({i.key: json.loads(i.value_json) for i in record.config.update})
+            config.update({item_key(i): json.loads(i.value_json) for i in record.config.update})
         elif kind == "summary":
-            summary.update({i.key: json.loads(i.value_json) for i in record.summary.update if i.key})
+            summary.update({item_key(i): json.loads(i.value_json) for i in record.summary.update
+                            if item_key(i) and not item_key(i).startswith("_")})
         elif kind == "history":
-            items = record.history.item
-            summary.update({i.key: json.loads(i.value_json) for i in items if i.key and not i.key.startswith("_")})
+            summary.update({item_key(i): json.loads(i.value_json) for i in record.history.item
+                            if item_key(i) and not item_key(i).startswith("_")})
     return config, summary

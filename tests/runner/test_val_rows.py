@@ -109,7 +109,7 @@ def test_rescoring_a_folder_with_val_rows_rebuilds_the_same_results(clip_runs, t
 
 
 def test_readers_of_sample_files_take_the_test_rows(clip_runs, data_root):
-    from focus_eval.analysis.lm_eval_export import sample_rows
+    from focus_eval.analysis.lm_eval_export import sample_records
     from focus_eval.notebook import load_samples
     from focus_eval.leaderboard.conventions import collect_results
 
@@ -123,7 +123,7 @@ def test_readers_of_sample_files_take_the_test_rows(clip_runs, data_root):
     assert len(load_samples(root, "dr_synth_desktop", method="linear_probe", split=None)) == len(test_ids + val_ids)
     entry = next(e for e in collect_results([root]).entries if (e.line.task, e.line.method) == ("dr_synth_desktop",
                                                                                        "linear_probe"))
-    assert [r["doc"]["image_id"] for r in sample_rows(entry)] == test_ids
+    assert [r["doc"]["image_id"] for r in sample_records(entry)] == test_ids
     from focus_eval.leaderboard.pages.sample_pages import sample_page
 
     assert [r.image_id for r in sample_page(entry, "samples/x.html").rows] == test_ids

@@ -68,14 +68,16 @@ def base_image(client):
 
 
 def wheelhouse() -> Path:
-    """Every wheel the image needs, fetched by this environment's pip (its indexes, mirrors and certificates)
-    for the image's Python into a folder kept between runs; the build installs from there alone."""
+    """Every wheel the image needs (torch and torchvision at the versions of constraints.txt, as the Dockerfile
+    installs them), fetched by this environment's pip (its indexes, mirrors and certificates) for the image's
+    Python into a folder kept between runs; the build installs from there alone."""
     setup = configparser.ConfigParser()
     setup.read(ROOT / "setup.cfg")
     build_system = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
     needed = [*setup["options"]["install_requires"].split(), *build_system]
     done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--dest", str(WHEELS),
-                           "--python-version", IMAGE_PYTHON, "--only-binary=:all:", *needed],
+                           "--python-version", IMAGE_PYTHON, "--only-binary=:all:",
+                           "-c", str(ROOT / "constraints.txt"), *needed],
                           capture_output=True, text=True)
     assert done.returncode == 0, f"pip download {needed}: {done.stderr[-3000:]}"
     return WHEELS

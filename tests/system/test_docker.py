@@ -65,8 +65,8 @@ def test_readme_docker_run_matches_image():
 def test_build_context_leaves_out_venv_results_data_tests_and_secrets(tmp_path):
     build = pytest.importorskip("docker.utils.build", reason="the docker Python SDK is not installed")
     shutil.copy(ROOT / ".dockerignore", tmp_path)
-    kept = ["setup.cfg", "pyproject.toml", "README.md", "focus_eval/cli.py", "tasks/dr/x.yaml", "models/m.yaml",
-            "leaderboard/static/app.js", "docker/entrypoint.sh", "docker/Dockerfile"]
+    kept = ["setup.cfg", "pyproject.toml", "README.md", "LICENSE", "constraints.txt", "focus_eval/cli.py",
+            "tasks/dr/x.yaml", "models/m.yaml", "leaderboard/static/app.js", "docker/entrypoint.sh", "docker/Dockerfile"]
     left_out = [".venv/bin/python", "results/m/results.jsonl", "demo-out/site/index.html", ".cache/x/y.npz",
                 "data/brset/labels.csv", ".git/config", "tests/test_x.py", "tests/data/img.png", ".env",
                 "focus_eval/.env", "focus_eval/__pycache__/cli.cpython-311.pyc", "hf/token", ".netrc",

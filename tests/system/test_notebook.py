@@ -86,3 +86,45 @@ def test_the_notebook_page_runs(results, capsys):
         exec(compile(block, str(DOC), "exec"), scope)
     assert len(scope["results"]) == len(_lines(results)) and len(scope["samples"]) > 0
     assert "auroc" in capsys.readouterr().out
+
+
+def test_created_is_a_utc_timestamp_and_a_bad_one_names_its_line(tmp_path):
+    import pandas as pd
+
+    root = write_results(tmp_path / "r")
+    frame = focus_eval.load_results(root)
+    assert str(frame["created"].dtype).startswith("datetime64") and str(frame["created"].dt.tz) == "UTC"
+    lines = {(r["model"], r["method"], r["task"]): r for r in _lines(root) if r.get("kind") != "group"}
+    for row in frame.to_dict("records"):
+        assert row["created"] == pd.Timestamp(lines[(row["model"], row["method"], row["task"])]["created"])
+    path = root / "efficientnet-lite0" / "results.jsonl"
+    text = path.read_text().splitlines()
+    first = json.loads(text[0])
+    first["created"] = "2026-05-07 14:00:00+02:00"  # another zone: the same instant in UTC
+    path.write_text("\n".join([json.dumps(first), *text[1:]]) + "\n")
+    again = focus_eval.load_results(root)
+    assert (again["created"] == pd.Timestamp("2026-05-07T12:00:00Z")).sum() >= 1
+    first["created"] = "last tuesday"
+    path.write_text("\n".join([json.dumps(first), *text[1:]]) + "\n")
+    with pytest.raises(FocusError, match=r"results\.jsonl, row 1: created: 'last tuesday' is not an ISO 8601"):
+        focus_eval.load_results(root)
+
+
+def test_a_model_folder_whose_name_is_not_utf8_loads(tmp_path):
+    import os
+
+    root = write_results(tmp_path / "r")
+    expected = focus_eval.load_results(root)
+    odd = os.path.join(os.fsencode(root), b"caf\xe9-\xff-model")
+    try:
+        os.rename(os.fsencode(root / "efficientnet-lite0"), odd)
+    except OSError as exc:
+        pytest.skip(f"this file system refuses a name that is not UTF-8: {exc}")
+    frame = focus_eval.load_results(root)
+    assert len(frame) == len(expected)
+    moved = frame[frame["model"] == "efficientnet-lite0"]
+    assert len(moved) > 0 and all(os.fsencode(s) == os.path.join(odd, b"results.jsonl") for s in moved["source"])
+    assert all(Path(s).is_file() for s in frame["source"])
+    assert list(moved["auroc"]) == list(expected[expected["model"] == "efficientnet-lite0"]["auroc"])
+    samples = focus_eval.load_samples(root, task="dr_synth_desktop", method="linear_probe", model="efficientnet-lite0")
+    assert len(samples) > 0 and set(samples["model"]) == {"efficientnet-lite0"}

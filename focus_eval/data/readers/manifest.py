@@ -40,7 +40,7 @@ def manifest_spec(card: DatasetCard) -> ReaderSpec:
     if card.cohort:
         column, kept = card.cohort
         cohorts[CARD_COHORT] = partial(_in_cohort, column, {k.lower() for k in kept})
-    headers = {h.lower() for h in card_rows(card)[0]}
+    headers = {h.lower() for h in card_headers(card)}
     patient = card.columns["patient_id"]
     group_key = (f"patient (manifest column {patient!r})" if patient.lower() in headers
                  else "image (the manifest has no patient_id column: each image is its own group)")
@@ -60,7 +60,24 @@ def card_rows(card: DatasetCard) -> tuple[list[str], list[Row]]:
         return read_manifest_rows(card.manifest)
     from focus_eval.data.hf_sources import source_rows
 
-    return source_rows(card.manifest, card.format, card.columns["image"])
+    return source_rows(card)
+
+
+def card_headers(card: DatasetCard) -> list[str]:
+    """The column names of the card's manifest or dataset (a dataset's from its features: no image is written)."""
+    if card.format == "manifest":
+        return manifest_headers(card.manifest)
+    from focus_eval.data.hf_sources import source_headers
+
+    return source_headers(card)
+
+
+def card_columns(card: DatasetCard, headers: list[str]) -> dict[str, str]:
+    """Concept -> header for the card's fields (only image is required), each target's label column and the
+    FunBench fields it maps; a column the card names and the manifest lacks is a DataError naming the file."""
+    wanted = ({f: (card.columns[f],) for f in card.columns} | {c.column: (c.column,) for c in card.targets.values()}
+              | {f"funbench:{f}": (column,) for f, column in card.funbench.items()})
+    return resolve_columns(headers, wanted, card.manifest, optional=[f for f in card.columns if f != "image"])
 
 
 def manifest_headers(path: Path) -> list[str]:
@@ -128,10 +145,7 @@ def read_manifest(card: DatasetCard, folder: Path) -> DatasetLoad:
     """Every row of the card's manifest as a record (``folder`` is the card's dataset folder)."""
     manifest = card.manifest
     headers, rows = card_rows(card)
-    # concept -> header: the card's fields (only image is required) and each target's label column
-    wanted = ({f: (card.columns[f],) for f in card.columns} | {c.column: (c.column,) for c in card.targets.values()}
-              | {f"funbench:{f}": (column,) for f, column in card.funbench.items()})
-    columns = resolve_columns(headers, wanted, manifest, optional=[f for f in card.columns if f != "image"])
+    columns = card_columns(card, headers)
     load = DatasetLoad(card.name, Path(folder), [], metadata={
         "label_file": str(manifest), "version": card.version, "card": str(card.path),
         "label_rules": {t: c.label_rule for t, c in card.targets.items()}})
@@ -139,6 +153,10 @@ def read_manifest(card: DatasetCard, folder: Path) -> DatasetLoad:
     if "patient_id" not in columns:
         load.warnings.append(f"{manifest.name} has no patient_id column: each image counts as its own patient, "
                              "so two images of one person may fall in different splits")
+    if card.format != "manifest" and "split" not in columns:
+        from focus_eval.data.hf_sources import NO_SPLITS
+
+        load.warnings.append(f"{manifest.name}: {NO_SPLITS}")
     return load
 
 
