@@ -10,7 +10,7 @@ from focus_eval.registry import Registry
 
 
 def _builtin() -> None:
-    ANALYSES.register("funbench", "focus_eval.analysis.attribution:ANALYSIS")
+    ANALYSES.register("funbench", "focus_eval.analysis.funbench_report:ANALYSIS")
     ANALYSES.register("finetune", "focus_eval.analysis.deltas:ANALYSIS")
     ANALYSES.register("ranks", "focus_eval.analysis.ranks:ANALYSIS")
     ANALYSES.register("pairwise", "focus_eval.analysis.pairwise:ANALYSIS")

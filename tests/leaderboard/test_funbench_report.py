@@ -22,6 +22,7 @@ TASKS = {"funbench_l1a_modality_synth": "L1a", "funbench_l1b_modality_synth": "L
          "funbench_l2b_laterality_synth": "L2b", "funbench_l3a_hemorrhage_synth": "L3a",
          "funbench_l3a_exudate_synth": "L3a", "funbench_l4c_dr_grading_synth": "L4c"}
 GUESS = dict(zip(TASKS, (0.25, 0.375, 0.5, 0.468, 0.468, 0.319)))  # the paper's random-guess codes
+RUN = dict(zip(TASKS, (0.25, 0.37, 0.49, 0.45, 0.41, 0.30)))  # an expected run, below the plug-in values
 METHODS = {"holistic": "multiple_choice", "llm": "knowledge_prompt", "ve": "ve_probe"}
 # FunBench F1 per task, in the order of TASKS (None: the mode skips the task)
 F1 = {
@@ -58,8 +59,10 @@ RHO = {"llm": 0.9, "ve": -0.3}
 
 def result(model: str, mode: str, task: str, f1: float, **extra) -> dict:
     method = "linear_probe" if model == "dinov2-l" else METHODS[mode]
-    return {"model": model, "method": method, "task": task, "dataset": "synth", "output_type": "multiclass",
-            "metrics": {"funbench_f1": f1, "accuracy": f1}, "extra": {"random_guess": {"funbench_f1": GUESS[task]}},
+    return {"model": model, "method": method, "task": task, "dataset": "ddr", "output_type": "multiclass",
+            "metrics": {"funbench_f1": f1, "accuracy": f1},
+            "extra": {"random_guess": {"funbench_f1": GUESS[task], "funbench_f1_run": RUN[task],
+                                       "funbench_f1_run_method": "exact"}},
             **extra}
 
 
@@ -143,11 +146,18 @@ def test_report_matches_the_hand_computation(results, tmp_path, capsys):
     assert llm["ci"][0] < llm["rho"] <= llm["ci"][1] <= 1.0 and llm["ci"][0] < 0.5  # resampling moves the LLM ranks
     assert report["resampled"] == "task codes" and report["n_boot"] == 200 and report["seed"] == 7
     # random guess over every task: L1 (0.25 + 0.375) / 2, L2 0.5, L3 0.468, L4 0.319; LLM mode: no L1
-    assert report["random_guess"]["all"]["mean"] == pytest.approx((0.3125 + 0.5 + 0.468 + 0.319) / 4)
-    assert report["random_guess"]["llm"]["mean"] == pytest.approx((0.5 + 0.468 + 0.319) / 3)
+    plug_in, run = report["random_guess"]["plug_in"], report["random_guess"]["expected_run"]
+    assert plug_in["all"]["mean"] == pytest.approx((0.3125 + 0.5 + 0.468 + 0.319) / 4)
+    assert plug_in["llm"]["mean"] == pytest.approx((0.5 + 0.468 + 0.319) / 3)
+    # the expected run: L3a the mean of its two lesions (0.45 + 0.41) / 2
+    assert run["all"]["codes"]["L3a"] == pytest.approx(0.43)
+    assert run["all"]["mean"] == pytest.approx(((0.25 + 0.37) / 2 + 0.49 + 0.43 + 0.30) / 4)
+    assert report["sources"] == "funbench" and report["other_datasets"] is None and "documented" not in report[
+        "random_guess"]
     text = capsys.readouterr().out
     assert re.search(r"^m1 +0\.700 +2 +0\.767 +1 +0\.467 +6$", text, re.M)
-    assert re.search(r"^random guess +0\.400 +0\.429 +0\.429", text, re.M)
+    assert re.search(r"^random guess \(plug-in\) +0\.400 +0\.429 +0\.429", text, re.M)
+    assert re.search(r"^random guess \(expected run\) +0\.38[23] +0\.407 +0\.407", text, re.M)
     assert "vs E-mode II (LLM): rho = 0.900" in text and "vs E-mode I (VE): rho = -0.300" in text
 
 
@@ -191,8 +201,8 @@ def test_paper_rows_are_reproduced(tmp_path):
            "qwen2": 0.673, "huatuo": 0.692, "internvl": 0.703}
 
     def line(model, method, code, f1):
-        return {"model": model, "method": method, "task": f"funbench_{code}_x_paper", "output_type": "multiclass",
-                "metrics": {"funbench_f1": f1}}
+        return {"model": model, "method": method, "task": f"funbench_{code}_x_paper", "dataset": "jsiec",
+                "output_type": "multiclass", "metrics": {"funbench_f1": f1}}
 
     rows = {"guess": [line("guess", "multiple_choice", c, v) for c, v in codes.items()],
             "clip": [line("clip", "ve_probe", c, v) for c, v in clip.items()]}
