@@ -159,3 +159,51 @@ def test_zero_shot_probe_rows_per_dual_encoder_and_task(built):
         assert float(r["difference"]) == pytest.approx(both["linear_probe"] - both["zero_shot"])
     html = (report.out_dir / "zero-shot-probe.html").read_text(encoding="utf-8")
     assert 'class="diagonal"' in html
+
+
+@pytest.mark.slow
+def test_the_demo_site_shows_table_4_over_vision_encoders_and_figs_28_and_29(tmp_path, browser):
+    """The demo, then its site in Chromium: Table 4 over the vision encoders with the pooled table below it, the
+    interface summary (Fig. 28) and the reliability matrix (Fig. 29), each linked from the overview, drawn and
+    holding the demo's trained vision encoder (at the demo's own size: smaller test sets are underpowered and enter
+    no view)."""
+    from helpers.browser_support import Visit
+
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--n-boot", "20", "--models", "efficientnet-lite0,tiny-clip",
+                 "--no-progress"]) == 0
+    site = out / "site"
+    v = Visit(browser)
+    index = v.open(site / "index.html")
+    for name in ("domain-gap", "interfaces", "reliability"):
+        assert index.locator(f'a[href="{name}.html"]').count() >= 1, name
+    page = v.open(site / "domain-gap.html")
+    table = page.locator("#domain-gap-table")
+    assert table.is_visible() and "synth_desktop" in table.inner_text()
+    assert "vision encoders only" in page.inner_text("main") and page.locator("#domain-gap-pooled-table").is_visible()
+    # tiny-clip is untrained, so neither table holds a line of it; the vision encoders' general lines are counted
+    rows = page.eval_on_selector_all("#domain-gap-table tbody tr", "rows => rows.map(r => r.cells[3].textContent)")
+    assert rows and all(int(n) >= 1 for n in rows)
+    page = v.open(site / "interfaces.html")
+    assert page.locator("main svg").first.is_visible()
+    assert "vision encoder, linear probe" in page.locator("#interfaces-table").inner_text()
+    assert "FOCUS Fig. 28" in page.inner_text("main")
+    page = v.open(site / "reliability.html")
+    assert page.locator("main svg").first.is_visible() and "FOCUS Fig. 29" in page.inner_text("main")
+    matrix = page.locator("#reliability-table")
+    assert "efficientnet-lite0" in matrix.inner_text() and "tiny-clip" not in matrix.inner_text()
+    heads = page.eval_on_selector_all("#reliability-table thead th", "cells => cells.map(c => c.textContent)")
+    assert heads[-5:] == ["auroc", "calibration", "fairness", "quality", "shift"]
+    v.close()
+
+
+def test_report_help_lists_the_views(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["report", "--help"])
+    assert stop.value.code == 0
+    text = capsys.readouterr().out
+    for name, words in (("interfaces", "Fig. 28"), ("reliability", "Fig. 29"), ("domain-gap", "vision encoders"),
+                        ("domain-gap-pooled", "pooled")):
+        line = next(t for t in text.splitlines() if t.strip().startswith(name + " "))
+        assert words in line, line
+    assert "--random-guess documented" in text
