@@ -308,7 +308,10 @@ def test_report_and_page_on_real_runner_outputs(tmp_path, capsys):
     assert main(["funbench-report", str(out), "--json", str(tmp_path / "r.json"), "--n-boot", "50",
                  "--coverage-floor", "0"]) == 0
     text = capsys.readouterr().out
-    report = json.loads((tmp_path / "r.json").read_text())
+    # synthetic data: not among FunBench's sources, so the report is the other datasets' one
+    whole = json.loads((tmp_path / "r.json").read_text())
+    assert whole["codes"] == [] and whole["other_datasets"]["sources"] == "other"
+    report = whole["other_datasets"]
     assert {m: {s["model"] for s in rows} for m, rows in report["summaries"].items()} == {
         "holistic": set(MLLMS), "llm": set(MLLMS), "ve": {*MLLMS, "tiny-clip"}}
     means = {(mode, s["model"]): s["mean"] for mode, rows in report["summaries"].items() for s in rows}
@@ -321,7 +324,7 @@ def test_report_and_page_on_real_runner_outputs(tmp_path, capsys):
     assert all(re.search(rf"^{m} +\d\.\d{{3}} +[\d.]+ +\d\.\d{{3}} +[\d.]+ +\d\.\d{{3}} +[\d.]+$", text, re.M)
                for m in MLLMS)
     build_site([out], tmp_path / "site", coverage_floor=0.0)
-    page = (tmp_path / "site" / "funbench.html").read_text().split('id="attribution"')[1]
-    table = re.search(r'id="funbench-attribution">(.*?)</table>', page, re.S).group(1)
+    page = (tmp_path / "site" / "funbench.html").read_text().split('id="attribution-other"')[1]
+    table = re.search(r'id="funbench-attribution-other">(.*?)</table>', page, re.S).group(1)
     assert len(re.findall(r"<tr", table.split("<tbody>")[1])) == 1 + 4  # random guess, 3 MLLMs, tiny-clip
     assert page.count("Holistic vs E-mode") == 2

@@ -4,6 +4,7 @@ encoders running the multi-class tasks through the probe and class-prompt zero-s
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 
@@ -218,3 +219,20 @@ def test_encoders_score_every_multiclass_task_with_probe_and_class_prompts(tmp_p
     assert probe["metrics"]["qw_kappa"] is not None
     zero = next(r for r in lines if r["task"].startswith("funbench_l4b") and r["method"] == "zero_shot")
     assert zero["extra"]["class_rule"] == "every class at P >= 1/K"
+
+
+def test_the_tasks_command_lists_the_rare_lesions_and_only_funbench_sources(capsys):
+    from focus_eval.cli import main
+
+    assert main(["tasks", "funbench_l3*"]) == 0
+    listed = capsys.readouterr().out
+    for lesion in RARE:
+        for code in ("l3a", "l3b", "l3c", "l3d"):
+            assert f"funbench_{code}_{lesion}_retinal_lesions" in listed
+    assert main(["tasks", "funbench"]) == 0
+    listed = capsys.readouterr().out
+    names = set(re.findall(r"^(funbench_\w+)", listed, re.M))
+    assert names == set(TaskIndex().expand("funbench")) and len(names) == 112
+    assert not any(n.endswith(("_brset", "_mbrset", "_messidor2")) for n in names)
+    assert main(["tasks", "funbench_extended"]) == 0
+    assert set(re.findall(r"^(funbench_\w+)", capsys.readouterr().out, re.M)) == EXTENDED
