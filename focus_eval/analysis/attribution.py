@@ -53,7 +53,7 @@ QUESTION_METHOD = "multiple_choice"  # the random-guess row is that of the quest
 FUNBENCH_SOURCES = frozenset({"idrid", "idrid_seg", "idrid_loc", "ddr", "jsiec", "rfmid", "oia_odir",
                               "retinal_lesions", "octdl", "neh", "octid", "oct2017", "retouch", "top", "mmc_amd",
                               "deepdrid", "funbench_pool"})
-SOURCE_SETS = {"funbench": "FunBench's sources", "other": "other datasets (not in FunBench)"}
+SOURCE_SETS = {"funbench": "FunBench's sources", "other": "other datasets, not in FunBench"}
 GUESSES = {"expected_run": "random guess (expected run)", "plug_in": "random guess (plug-in)"}
 RANK_DIGITS = 12
 N_BOOT = 1000
