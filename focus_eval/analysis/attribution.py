@@ -122,6 +122,7 @@ class Summary:
     mean: float | None
     n_tasks: int
     subtasks: dict[str, float] = field(default_factory=dict)
+    tasks: dict[str, float] = field(default_factory=dict)  # each (subtask, dataset) line's own score
     rank: float | None = None
     coverage: float | None = None   # the lowest coverage of its prompt lines (None for a probe)
     low_coverage: bool = False      # a line below the coverage floor: no rank, out of the correlations
@@ -276,6 +277,7 @@ def _summaries(grouped: Grouped, draw: Sequence[str]) -> dict[str, list[Summary]
             covered = [s.coverage for s in scores if s.coverage is not None]
             rows.append(Summary(model, mode, method, codes, levels, mean, n,
                                 subtasks=subtask_means((s.subtask, s.f1) for s in scores)[0],
+                                tasks={s.task: s.f1 for s in scores if s.f1 is not None},
                                 coverage=min(covered, default=None), low_coverage=any(s.low_coverage for s in scores)))
         order = ranks({r.model: r.mean for r in rows if r.mean is not None and not r.low_coverage})
         for r in rows:

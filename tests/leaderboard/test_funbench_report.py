@@ -131,6 +131,7 @@ def test_report_matches_the_hand_computation(results, tmp_path, capsys):
     for (mode, model), levels in LEVELS.items():
         assert rows[(mode, model)]["levels"] == pytest.approx(levels, abs=1e-12)
     assert rows[("holistic", "m1")]["codes"]["L3a"] == pytest.approx(0.5)  # (0.6 + 0.4) / 2: mean over units
+    assert rows[("holistic", "m1")]["tasks"]["funbench_l3a_exudate_synth"] == 0.4  # each line stays available
     for mode, means in MEAN.items():
         assert [s["model"] for s in report["summaries"][mode]] == list(means)  # best first; no limited run
         assert {m: rows[(mode, m)]["mean"] for m in means} == pytest.approx(means, abs=1e-12)
@@ -328,3 +329,33 @@ def test_report_and_page_on_real_runner_outputs(tmp_path, capsys):
     table = re.search(r'id="funbench-attribution-other">(.*?)</table>', page, re.S).group(1)
     assert len(re.findall(r"<tr", table.split("<tbody>")[1])) == 1 + 4  # random guess, 3 MLLMs, tiny-clip
     assert page.count("Holistic vs E-mode") == 2
+
+
+def test_a_code_averages_its_lesions_each_over_its_datasets():
+    """FunBench's L3 unit is the lesion: haemorrhage on two datasets (0.2, 0.4) and new vessels on one (0.9) give
+    L3a = (0.3 + 0.9) / 2 = 0.6, not the mean of the three tasks (0.5)."""
+    from focus_eval.analysis.attribution import LineScore, attribute, subtask_of
+
+    assert subtask_of("funbench_l3a_hemorrhage_idrid_seg", "idrid_seg") == "funbench_l3a_hemorrhage"
+    assert subtask_of("funbench_l3a_hemorrhage_x_paper", None) == "funbench_l3a_hemorrhage_x_paper"
+    scores = [LineScore("m", "multiple_choice", "funbench_l3a_hemorrhage_ddr", 0.2, dataset="ddr"),
+              LineScore("m", "multiple_choice", "funbench_l3a_hemorrhage_idrid_seg", 0.4, dataset="idrid_seg"),
+              LineScore("m", "multiple_choice", "funbench_l3a_new_vessels_retinal_lesions", 0.9,
+                        dataset="retinal_lesions")]
+
+    [summary] = attribute(scores, n_boot=0).summaries["holistic"]
+    assert summary.codes["L3a"] == pytest.approx(0.6) and summary.subtasks == pytest.approx(
+        {"funbench_l3a_hemorrhage": 0.3, "funbench_l3a_new_vessels": 0.9})
+    assert summary.n_tasks == 3 and summary.tasks["funbench_l3a_hemorrhage_ddr"] == 0.2
+
+
+def test_lines_on_other_datasets_are_reported_apart(tmp_path):
+    rows = {"m": [{**result("m", "holistic", "funbench_l2b_laterality_synth", 0.7), "dataset": "oia_odir"},
+                  {**result("m", "holistic", "funbench_l2b_laterality_synth", 0.2), "dataset": "brset",
+                   "task": "funbench_l2b_laterality_brset"}]}
+    write_results(tmp_path / "out", rows)
+    assert main(["report", "funbench", str(tmp_path / "out"), "--json", str(tmp_path / "r.json"), "--n-boot", "0"]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [s["mean"] for s in report["summaries"]["holistic"]] == [0.7]  # the paper's sources only
+    other = report["other_datasets"]
+    assert other["sources"] == "other" and [s["mean"] for s in other["summaries"]["holistic"]] == [0.2]
