@@ -6,7 +6,6 @@ summary's and the reliability matrix's means)."""
 from __future__ import annotations
 
 import csv
-import io
 import json
 from collections import defaultdict
 from statistics import fmean
