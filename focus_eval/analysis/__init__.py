@@ -10,14 +10,16 @@ from focus_eval.registry import Registry
 
 
 def _builtin() -> None:
-    ANALYSES.register("funbench", "focus_eval.analysis.attribution:ANALYSIS")
+    ANALYSES.register("funbench", "focus_eval.analysis.funbench_report:ANALYSIS")
     ANALYSES.register("finetune", "focus_eval.analysis.deltas:ANALYSIS")
     ANALYSES.register("ranks", "focus_eval.analysis.ranks:ANALYSIS")
     ANALYSES.register("pairwise", "focus_eval.analysis.pairwise:ANALYSIS")
     ANALYSES.register("operating-points", "focus_eval.analysis.operating_points:ANALYSIS")
     ANALYSES.register("recalibration", "focus_eval.analysis.recalibration:ANALYSIS")
-    for name, attr in (("domain-gap", "DOMAIN_GAP"), ("fairness-calibration", "FAIRNESS_CALIBRATION"),
-                       ("specialisation", "SPECIALISATION"), ("zero-shot-probe", "ZERO_SHOT_PROBE")):
+    for name, attr in (("domain-gap", "DOMAIN_GAP"), ("domain-gap-pooled", "DOMAIN_GAP_POOLED"),
+                       ("fairness-calibration", "FAIRNESS_CALIBRATION"), ("specialisation", "SPECIALISATION"),
+                       ("zero-shot-probe", "ZERO_SHOT_PROBE"), ("interfaces", "INTERFACES_VIEW"),
+                       ("reliability", "RELIABILITY_VIEW")):
         ANALYSES.register(name, f"focus_eval.analysis.focus_figures:{attr}")
     ANALYSES.register("prompt-sensitivity", "focus_eval.analysis.prompt_sensitivity:ANALYSIS")
     ANALYSES.register("corruptions", "focus_eval.analysis.corruptions:ANALYSIS")

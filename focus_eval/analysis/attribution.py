@@ -1,13 +1,23 @@
 """FunBench module attribution (its Table 4): per model and mode the FunBench F1 per task code, level and MEAN,
 the rankings by MEAN, and the Spearman correlation of the holistic ranking with the LLM-mode and the VE-mode
-rankings, with a percentile bootstrap interval over task codes. Used by ``focus-eval report funbench`` and by the
-leaderboard's FunBench page.
+rankings, with a percentile bootstrap interval over task codes. Used by ``focus-eval report funbench``
+(``analysis.funbench_report`` prints and writes it) and by the leaderboard's FunBench page.
 
 The rules (docs/OUTPUTS.md, "FunBench module attribution"):
 
-- a task code's score (L3a, ...) is the mean FunBench F1 over its tasks, each task being one (subtask, dataset)
-  unit (``funbench_l3a_hemorrhage_brset``); a level's score is the mean over its codes that have a score; MEAN is
-  the mean over the levels that have a score (so a mode without L1 averages L2-L4 only, as in the paper);
+- a task is one (subtask, dataset) unit (``funbench_l3a_hemorrhage_ddr``: the subtask ``funbench_l3a_hemorrhage``,
+  its name less the dataset); a subtask's score is the mean FunBench F1 over the datasets that carry it, a task
+  code's (L3a, ...) the mean over its subtasks (FunBench's per-lesion subtasks of L3: a lesion weighs the same
+  whatever the number of datasets carrying it), a level's the mean over its codes that have a score, and MEAN the
+  mean over the levels that have a score (so a mode without L1 averages L2-L4 only, as in the paper);
+- sources: lines on FunBench's own sources (``FUNBENCH_SOURCES``) and lines on other datasets (BRSET, mBRSET,
+  Messidor-2, synthetic and user datasets) are reported apart, each with its own rankings and correlations, so
+  the first report is over the paper's data only;
+- random guess, per task, level and MEAN: the expected score of an actual run of a uniform random guesser
+  (``metrics.chance``, recorded per results line as ``extra.random_guess.funbench_f1_run``; exact, or from seeded
+  runs where it says so) beside the plug-in value (the F1 of the guesser's expected counts); with
+  ``--random-guess documented``, also the row computed from the datasets' documented test counts
+  (``analysis.funbench_guess``) beside the paper's row;
 - ranks: 1 is the highest MEAN; tied MEANs (equal to 12 decimals) share the mean of the ranks they span; a
   model and mode with a line of low coverage (readable answers below the coverage floor, ``results.power``) has
   its MEAN shown but no rank, and stays out of the correlations: its F1 counts unread answers as misses and
@@ -30,9 +40,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from focus_eval.analysis.base import ReportOptions, Table, aligned
-from focus_eval.errors import FocusError
-from focus_eval.results.collect import Collection, Entry
+from focus_eval.results.collect import Entry
 
 TASK_NAME = re.compile(r"^funbench_l([1-4])([a-d])_")
 LEVELS = ("L1", "L2", "L3", "L4")
@@ -41,6 +49,12 @@ MODE_OF_METHOD = {"ve_probe": "ve", "linear_probe": "ve", "knowledge_prompt": "l
 MODES = ("holistic", "llm", "ve")
 MODE_TITLES = {"holistic": "E-mode III (holistic)", "llm": "E-mode II (LLM)", "ve": "E-mode I (VE)"}
 QUESTION_METHOD = "multiple_choice"  # the random-guess row is that of the questions asked, as in the paper
+# FunBench's 14 sources, by the focus-eval datasets that read them (IDRiD's three parts; the pooled L1b set)
+FUNBENCH_SOURCES = frozenset({"idrid", "idrid_seg", "idrid_loc", "ddr", "jsiec", "rfmid", "oia_odir",
+                              "retinal_lesions", "octdl", "neh", "octid", "oct2017", "retouch", "top", "mmc_amd",
+                              "deepdrid", "funbench_pool"})
+SOURCE_SETS = {"funbench": "FunBench's sources", "other": "other datasets, not in FunBench"}
+GUESSES = {"expected_run": "random guess (expected run)", "plug_in": "random guess (plug-in)"}
 RANK_DIGITS = 12
 N_BOOT = 1000
 CI_LEVEL = 0.95
@@ -48,9 +62,21 @@ MIN_MODELS = 3
 
 
 def code_of(task: str) -> str | None:
-    """FunBench's code of a task named ``funbench_<code>_...`` (``L4c``), else None."""
+    """FunBench's code of a task (or subtask) named ``funbench_<code>_...`` (``L4c``), else None."""
     match = TASK_NAME.match(task)
     return f"L{match.group(1)}{match.group(2)}" if match else None
+
+
+def subtask_of(task: str, dataset: str | None) -> str:
+    """FunBench's subtask of a task: its name less the ``_<dataset>`` it ends with (``funbench_l3a_hemorrhage_ddr``
+    on ``ddr`` -> ``funbench_l3a_hemorrhage``); a task not named after its dataset is a subtask of its own."""
+    suffix = f"_{dataset}" if dataset else ""
+    return task[: -len(suffix)] if suffix and task.endswith(suffix) and code_of(task[: -len(suffix)]) else task
+
+
+def source_set(dataset: str | None) -> str:
+    """``funbench`` for a line on one of FunBench's sources, else ``other``."""
+    return "funbench" if dataset in FUNBENCH_SOURCES else "other"
 
 
 @dataclass(frozen=True)
@@ -63,10 +89,25 @@ class LineScore:
     f1: float | None
     coverage: float | None = None
     low_coverage: bool = False
+    dataset: str | None = None
 
     @property
     def mode(self) -> str | None:
         return MODE_OF_METHOD.get(self.method)
+
+    @property
+    def subtask(self) -> str:
+        return subtask_of(self.task, self.dataset)
+
+
+@dataclass(frozen=True)
+class TaskGuess:
+    """One task's random guess: its subtask, the plug-in F1 and the expected F1 of a run (with how it was found)."""
+
+    subtask: str
+    plug_in: float | None
+    expected_run: float | None
+    how: str | None = None
 
 
 @dataclass
@@ -80,6 +121,8 @@ class Summary:
     levels: dict[str, float]
     mean: float | None
     n_tasks: int
+    subtasks: dict[str, float] = field(default_factory=dict)
+    tasks: dict[str, float] = field(default_factory=dict)  # each (subtask, dataset) line's own score
     rank: float | None = None
     coverage: float | None = None   # the lowest coverage of its prompt lines (None for a probe)
     low_coverage: bool = False      # a line below the coverage floor: no rank, out of the correlations
@@ -100,10 +143,12 @@ class Correlation:
 
 @dataclass
 class Attribution:
-    """The whole report: summaries per mode (best first), the random-guess row per mode, both correlations."""
+    """The report of one set of sources: summaries per mode (best first), the random-guess rows per kind
+    (``GUESSES``) and mode, both correlations; ``other`` the same report over other datasets' lines, and
+    ``documented`` the random guess from documented test counts, when asked."""
 
     summaries: dict[str, list[Summary]]
-    guess: dict[str, Summary]
+    guesses: dict[str, dict[str, Summary]]
     correlations: list[Correlation]
     codes: list[str]
     n_boot: int
@@ -111,6 +156,14 @@ class Attribution:
     notes: list[str] = field(default_factory=list)
     resampled: str = "task codes"
     ci_level: float = CI_LEVEL
+    sources: str = "funbench"
+    other: "Attribution | None" = None
+    documented: dict | None = None
+
+    @property
+    def guess(self) -> dict[str, Summary]:
+        """The random-guess row per mode that cells are compared with: the expected score of a run."""
+        return self.guesses["expected_run"]
 
     def models(self) -> list[str]:
         """Every model once: by holistic rank, then by LLM rank, then by VE rank, then by name."""
@@ -124,11 +177,16 @@ class Attribution:
         return next((s for s in self.summaries.get(mode, []) if s.model == model), None)
 
     def to_dict(self) -> dict:
-        return {"modes": {m: MODE_TITLES[m] for m in MODES}, "codes": self.codes, "n_boot": self.n_boot,
-                "seed": self.seed, "resampled": self.resampled, "ci_level": self.ci_level,
-                "random_guess": {m: asdict(s) for m, s in self.guess.items()},
-                "summaries": {m: [asdict(s) for s in rows] for m, rows in self.summaries.items()},
-                "correlations": [asdict(c) for c in self.correlations], "notes": self.notes}
+        guesses = {kind: {m: asdict(s) for m, s in rows.items()} for kind, rows in self.guesses.items()}
+        out = {"sources": self.sources, "title": SOURCE_SETS[self.sources], "modes": {m: MODE_TITLES[m] for m in MODES},
+               "codes": self.codes, "n_boot": self.n_boot, "seed": self.seed, "resampled": self.resampled,
+               "ci_level": self.ci_level,
+               "random_guess": {**guesses, **({"documented": self.documented} if self.documented else {})},
+               "summaries": {m: [asdict(s) for s in rows] for m, rows in self.summaries.items()},
+               "correlations": [asdict(c) for c in self.correlations], "notes": self.notes}
+        if self.sources == "funbench":
+            out["other_datasets"] = self.other.to_dict() if self.other is not None else None
+        return out
 
 
 def level_scores(code_scores: dict[str, float], draw: Sequence[str]) -> tuple[dict[str, float], float | None]:
@@ -142,14 +200,24 @@ def level_scores(code_scores: dict[str, float], draw: Sequence[str]) -> tuple[di
     return levels, (sum(levels.values()) / len(levels) if levels else None)
 
 
-def code_means(pairs: Iterable[tuple[str, float | None]]) -> tuple[dict[str, float], int]:
-    """Mean score per task code over its tasks (``(task, score)`` pairs; a null score is left out), and how
-    many tasks had a score."""
-    by_code: dict[str, list[float]] = defaultdict(list)
-    for task, value in pairs:
+def subtask_means(pairs: Iterable[tuple[str, float | None]]) -> tuple[dict[str, float], int]:
+    """Mean score per subtask over its datasets (``(subtask, score)`` pairs, one per task; a null score is left
+    out), and how many tasks had a score."""
+    by_subtask: dict[str, list[float]] = defaultdict(list)
+    for subtask, value in pairs:
         if value is not None:
-            by_code[code_of(task)].append(value)
-    return {c: float(np.mean(v)) for c, v in sorted(by_code.items())}, sum(map(len, by_code.values()))
+            by_subtask[subtask].append(value)
+    return {t: float(np.mean(v)) for t, v in sorted(by_subtask.items())}, sum(map(len, by_subtask.values()))
+
+
+def code_means(pairs: Iterable[tuple[str, float | None]]) -> tuple[dict[str, float], int]:
+    """Score per task code, the mean over its subtasks of each subtask's mean over its datasets (``(subtask,
+    score)`` pairs, one per task), and how many tasks had a score."""
+    subtasks, n = subtask_means(pairs)
+    by_code: dict[str, list[float]] = defaultdict(list)
+    for subtask, value in subtasks.items():
+        by_code[code_of(subtask)].append(value)
+    return {c: float(np.mean(v)) for c, v in sorted(by_code.items())}, n
 
 
 def ranks(values: dict[str, float]) -> dict[str, float]:
@@ -204,11 +272,13 @@ def _summaries(grouped: Grouped, draw: Sequence[str]) -> dict[str, list[Summary]
     for mode, models in grouped.items():
         rows = []
         for model, (method, scores) in models.items():
-            codes, n = code_means((s.task, s.f1) for s in scores)
+            codes, n = code_means((s.subtask, s.f1) for s in scores)
             levels, mean = level_scores(codes, draw)
             covered = [s.coverage for s in scores if s.coverage is not None]
-            rows.append(Summary(model, mode, method, codes, levels, mean, n, coverage=min(covered, default=None),
-                                low_coverage=any(s.low_coverage for s in scores)))
+            rows.append(Summary(model, mode, method, codes, levels, mean, n,
+                                subtasks=subtask_means((s.subtask, s.f1) for s in scores)[0],
+                                tasks={s.task: s.f1 for s in scores if s.f1 is not None},
+                                coverage=min(covered, default=None), low_coverage=any(s.low_coverage for s in scores)))
         order = ranks({r.model: r.mean for r in rows if r.mean is not None and not r.low_coverage})
         for r in rows:
             r.rank = order.get(r.model)
@@ -219,7 +289,7 @@ def _summaries(grouped: Grouped, draw: Sequence[str]) -> dict[str, list[Summary]
 def _bootstrap(grouped, codes: list[str], n_boot: int, seed: int) -> dict[str, list[float]]:
     """Per module mode, the defined rho of each replicate (task codes resampled with replacement)."""
     rng = np.random.default_rng(seed)
-    cached = {mode: {model: code_means((s.task, s.f1) for s in scores)[0] for model, (_, scores) in models.items()
+    cached = {mode: {model: code_means((s.subtask, s.f1) for s in scores)[0] for model, (_, scores) in models.items()
                      if not any(s.low_coverage for s in scores)}
               for mode, models in grouped.items()}
     found: dict[str, list[float]] = {"llm": [], "ve": []}
@@ -233,23 +303,40 @@ def _bootstrap(grouped, codes: list[str], n_boot: int, seed: int) -> dict[str, l
     return found
 
 
-def _guess_row(grouped, guesses: dict[str, float | None], codes: list[str]) -> dict[str, Summary]:
-    """The random-guess row per mode (over the tasks that mode's lines cover) and over every task of the modes
-    (``all``)."""
+def _guess_rows(grouped, guesses: dict[str, TaskGuess], codes: list[str]) -> dict[str, dict[str, Summary]]:
+    """Per kind of random guess (``GUESSES``), its row per mode (over the tasks that mode's lines cover) and over
+    every task of the modes (``all``). A row's scores need every task's value: a task without one (a line
+    scored before the expected run was recorded) leaves its subtask out of that row, and a note says so."""
     tasks = {mode: {s.task for _, scores in grouped[mode].values() for s in scores} for mode in MODES}
     tasks["all"] = set().union(*tasks.values())
-    out = {}
-    for mode, covered in tasks.items():
-        per_code, n = code_means((t, guesses.get(t)) for t in sorted(covered))
-        levels, mean = level_scores(per_code, codes)
-        out[mode] = Summary("random guess", mode, "", per_code, levels, mean, n)
+    out: dict[str, dict[str, Summary]] = {}
+    for kind in GUESSES:
+        out[kind] = {}
+        for mode, covered in tasks.items():
+            pairs = [(guesses[t].subtask, getattr(guesses[t], kind)) for t in sorted(covered) if t in guesses]
+            per_code, n = code_means(pairs)
+            levels, mean = level_scores(per_code, codes)
+            out[kind][mode] = Summary(GUESSES[kind], mode, "", per_code, levels, mean, n,
+                                      subtasks=subtask_means(pairs)[0])
     return out
 
 
-def attribute(scores: Iterable[LineScore], guesses: dict[str, float | None] | None = None, *, n_boot: int = N_BOOT,
-              seed: int = 0) -> Attribution:
+def _guess_notes(guesses: dict[str, TaskGuess]) -> list[str]:
+    missing = sorted(t for t, g in guesses.items() if g.expected_run is None and g.plug_in is not None)
+    simulated = sorted(f"{t} ({g.how})" for t, g in guesses.items() if g.how and g.how != "exact")
+    notes = []
+    if missing:
+        notes.append(f"{len(missing)} task(s) have no expected-run random guess (scored before it was recorded; "
+                     f"`focus-eval score` adds it): {', '.join(missing)}")
+    if simulated:
+        notes.append("expected-run random guess from seeded runs, not exact: " + ", ".join(simulated))
+    return notes
+
+
+def attribute(scores: Iterable[LineScore], guesses: dict[str, TaskGuess] | None = None, *, n_boot: int = N_BOOT,
+              seed: int = 0, sources: str = "funbench") -> Attribution:
     """The attribution report of ``scores`` (one per results line; other methods and non-FunBench tasks are left
-    out); ``guesses`` maps a task to its random-guess F1 for the reference row."""
+    out); ``guesses`` maps a task to its random guess for the reference rows."""
     if n_boot < 0:
         raise ValueError(f"the number of bootstrap resamples must be 0 or more, got {n_boot}")
     notes: list[str] = []
@@ -265,8 +352,11 @@ def attribute(scores: Iterable[LineScore], guesses: dict[str, float | None] | No
         found = boot[mode]
         ci = [float(v) for v in np.percentile(found, [half, 100 - half])] if rho is not None and found else None
         correlations.append(Correlation(mode, rho, ci, len(common), common, reason, len(found)))
-    return Attribution(summaries, _guess_row(grouped, guesses or {}, codes), correlations, codes, n_boot, seed,
-                       notes)
+    guesses = guesses or {}
+    covered = {s.task for models in grouped.values() for _, lines in models.values() for s in lines}
+    notes += _guess_notes({t: g for t, g in guesses.items() if t in covered})
+    return Attribution(summaries, _guess_rows(grouped, guesses, codes), correlations, codes, n_boot, seed, notes,
+                       sources=sources)
 
 
 def model_label(e: Entry) -> str:
@@ -283,145 +373,66 @@ def funbench_entries(entries: Iterable[Entry], include_limited: bool = False) ->
 
 def scores_of(entries: Iterable[Entry]) -> list[LineScore]:
     return [LineScore(model_label(e), e.line.method, e.line.task, e.metric("funbench_f1"), e.line.coverage,
-                      e.low_coverage) for e in entries]
+                      e.low_coverage, e.line.dataset) for e in entries]
+
+
+def _recorded(e: Entry) -> dict:
+    return (e.line.extra or {}).get("random_guess") or {}
 
 
 def guess_of(e: Entry) -> float | None:
-    """The random-guess FunBench F1 a results line records for its task."""
-    return ((e.line.extra or {}).get("random_guess") or {}).get("funbench_f1")
+    """The plug-in random-guess FunBench F1 a results line records for its task."""
+    return _recorded(e).get("funbench_f1")
 
 
-def task_guesses(entries: Iterable[Entry]) -> dict[str, float | None]:
-    """Per task, the random-guess F1 of the questions where an MLLM answered them, else of the first line's
-    (a probe's uniform guess over all classes); a line that records one is preferred to one that does not."""
+def run_guess_of(e: Entry) -> float | None:
+    """The expected FunBench F1 of a random run that a results line records for its task."""
+    return _recorded(e).get("funbench_f1_run")
+
+
+def task_guesses(entries: Iterable[Entry]) -> dict[str, TaskGuess]:
+    """Per task, the random guess of the questions where an MLLM answered them, else of the first line's (a
+    probe's uniform guess over all classes); a line that records both values is preferred."""
     out: dict[str, Entry] = {}
-    for e in sorted(entries, key=lambda e: (guess_of(e) is None, e.line.method != QUESTION_METHOD)):
+    for e in sorted(entries, key=lambda e: (guess_of(e) is None, run_guess_of(e) is None,
+                                            e.line.method != QUESTION_METHOD)):
         out.setdefault(e.line.task, e)
-    return {task: guess_of(e) for task, e in out.items()}
+    return {task: TaskGuess(subtask_of(task, e.line.dataset), guess_of(e), run_guess_of(e),
+                            _recorded(e).get("funbench_f1_run_method")) for task, e in out.items()}
 
 
-def attribute_entries(entries: Iterable[Entry], *, include_limited: bool = False, n_boot: int = N_BOOT,
-                      seed: int = 0) -> Attribution:
-    """The attribution report of leaderboard entries (non-FunBench lines are left out)."""
-    lines = funbench_entries(entries, include_limited)
-    return attribute(scores_of(lines), task_guesses(lines), n_boot=n_boot, seed=seed)
-
-
-# ----- the report: text, table, JSON
-
-
-def _num(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _rank(value: float | None, low: bool = False) -> str:
-    if low:
-        return "low coverage"
-    return "-" if value is None else f"{value:g}"
-
-
-def ranking_lines(report: Attribution) -> list[str]:
-    """Rows models, columns each mode's MEAN and rank; the random-guess row first."""
-    header = ["model"] + [h for m in MODES for h in (f"{MODE_TITLES[m]} MEAN", "rank")]
-    rows = [["random guess"] + [h for m in MODES for h in (_num(report.guess[m].mean), "")]]
-    for model in report.models():
-        cells = [model]
-        for mode in MODES:
-            s = report.summary(model, mode)
-            cells += [_num(s.mean), _rank(s.rank, s.low_coverage)] if s else ["-", "-"]
-        rows.append(cells)
-    return aligned(header, rows)
-
-
-def mode_lines(report: Attribution, mode: str) -> list[str]:
-    """One mode's FunBench table: per model its MEAN, level scores and task-code scores."""
-    rows_of = report.summaries[mode]
-    codes = sorted({c for s in rows_of for c in s.codes})
-    header = ["model", "MEAN", *LEVELS, *codes, "tasks"]
-    rows = []
-    for s in [report.guess[mode], *rows_of]:
-        rows.append([s.model, _num(s.mean), *(_num(s.levels.get(lv)) for lv in LEVELS),
-                     *(_num(s.codes.get(c)) for c in codes), str(s.n_tasks)])
-    return [f"{MODE_TITLES[mode]}:", *aligned(header, rows)]
-
-
-def correlation_lines(report: Attribution) -> list[str]:
-    level = round(report.ci_level * 100)
-    out = [f"Spearman correlation of the {MODE_TITLES['holistic']} ranking (models present in both modes, ranked "
-           f"again among them); {level}% percentile bootstrap CI over {report.resampled} ({report.n_boot} "
-           f"resamples, seed {report.seed}):"]
-    for c in report.correlations:
-        head = f"  vs {MODE_TITLES[c.mode]}: "
-        if c.rho is None:
-            out.append(f"{head}undefined ({c.reason}; n = {c.n_models} model(s))")
-            continue
-        ci = (f", {level}% CI [{c.ci[0]:.3f}, {c.ci[1]:.3f}] from {c.n_valid} defined resamples" if c.ci
-              else ", no CI (no defined resample)")
-        out.append(f"{head}rho = {c.rho:.3f}{ci}, n = {c.n_models} models")
+def split_sources(entries: Iterable[Entry]) -> dict[str, list[Entry]]:
+    """The lines on FunBench's sources and the lines on other datasets."""
+    out: dict[str, list[Entry]] = {"funbench": [], "other": []}
+    for e in entries:
+        out[source_set(e.line.dataset)].append(e)
     return out
 
 
-def render_text(report: Attribution) -> str:
-    """The whole report as text: rankings, both correlations, each mode's table, notes."""
-    lines = ["FunBench module attribution: MEAN = mean over the levels with a score of the mean over each level's "
-             "task codes (a code's score is the mean FunBench F1 over its tasks); rank 1 is the best MEAN, ties "
-             "share the mean of their ranks", "", *ranking_lines(report), "", *correlation_lines(report)]
-    for mode in MODES:
-        if report.summaries[mode]:
-            lines += ["", *mode_lines(report, mode)]
-    if report.notes:
-        lines += ["", "notes:", *(f"  {n}" for n in report.notes)]
-    return "\n".join(lines)
+def attribute_entries(entries: Iterable[Entry], *, include_limited: bool = False, n_boot: int = N_BOOT,
+                      seed: int = 0, documented: bool = False) -> Attribution:
+    """The attribution report of leaderboard entries (non-FunBench lines are left out) over FunBench's sources,
+    with the report over other datasets as its ``other`` (None when there are no such lines) and, when asked,
+    the random guess from documented test counts."""
+    parts = split_sources(funbench_entries(entries, include_limited))
+    report, other = (attribute(scores_of(lines), task_guesses(lines), n_boot=n_boot, seed=seed, sources=name)
+                     for name, lines in parts.items())
+    report.other = other if parts["other"] else None
+    if documented:
+        report.documented = documented_row()
+    return report
 
 
-def attribution_table(report: Attribution) -> Table:
-    """The module-attribution numbers: per model and mode its level scores, MEAN and rank; the random-guess row
-    per mode; one row per correlation (rho, its interval, the models it is computed over)."""
-    table = Table(("row", "model", "mode", "method", *LEVELS, "mean", "rank", "coverage", "rho", "ci_low",
-                   "ci_high", "n_models", "note"), title="FunBench module attribution", notes=list(report.notes))
-    for mode, guess in report.guess.items():
-        table.add("random guess", None, mode, None, *(guess.levels.get(lv) for lv in LEVELS), guess.mean, None,
-                  None, None, None, None, None, None)
-    for mode, rows in report.summaries.items():
-        for r in rows:
-            table.add("model", r.model, mode, r.method, *(r.levels.get(lv) for lv in LEVELS), r.mean, r.rank,
-                      r.coverage, None, None, None, None, "low coverage: not ranked" if r.low_coverage else None)
-    for c in report.correlations:
-        low, high = c.ci or (None, None)
-        table.add("spearman", None, c.mode, None, *(None for _ in LEVELS), None, None, None, c.rho, low, high,
-                  c.n_models, c.reason)
-    return table
+def documented_row() -> dict:
+    """The random guess from documented test counts: per code, level and MEAN beside the paper's row, the
+    difference, how each set's value was found, its sources and the sources left out."""
+    from focus_eval.analysis.funbench_guess import documented_counts
 
-
-NO_LINES = ("no FunBench results lines (tasks funbench_<code>_..., methods multiple_choice, knowledge_prompt, "
-            "ve_probe or linear_probe) under ")
-
-
-@dataclass(frozen=True)
-class FunBenchAttribution:
-    """``focus-eval report funbench``: the analysis behind the leaderboard's "Module attribution" section."""
-
-    name: str = "funbench"
-    summary: str = ("FunBench module attribution: MEAN and rank per model and mode, Spearman's rho of the holistic "
-                    "ranking with the LLM and VE rankings (bootstrap over task codes)")
-    inputs: tuple[str, ...] = ("results",)
-
-    def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
-        report = attribute_entries(collection.entries, include_limited=options.include_limited,
-                                   n_boot=options.n_boot, seed=options.seed)
-        if not report.codes:
-            raise FocusError(NO_LINES + ", ".join(map(str, collection.paths))
-                             + ("" if options.include_limited else
-                                " (--limit runs are left out unless --include-limited)"))
-        return report_table(report)
-
-
-def report_table(report: Attribution) -> Table:
-    """The attribution as one table (``attribution_table``), printed as ``render_text`` and written to JSON as
-    ``Attribution.to_dict``."""
-    table = attribution_table(report)
-    table.printed, table.record = render_text(report), report.to_dict()
-    return table
-
-
-ANALYSIS = FunBenchAttribution()
+    counts = documented_counts()
+    codes = counts.codes()
+    levels, mean = level_scores(codes, list(codes))
+    paper = counts.paper
+    return {"codes": codes, "levels": levels, "mean": mean, "paper": paper,
+            "difference": {c: v - paper["codes"][c] for c, v in codes.items() if c in paper.get("codes", {})},
+            "sets": [asdict(s) for s in counts.sets], "unpublished": counts.unpublished,
+            "citations": counts.citations, "file": counts.path.name}

@@ -96,13 +96,15 @@ def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
 class ReportOptions:
     """The options ``focus-eval report`` passes to every analysis: whether ``--limit`` runs count, the
     resampling of analyses that bootstrap, whether proxy and underpowered tasks count (as the site's
-    ``--include-proxy``), and a file of screening endpoints (``operating-points``)."""
+    ``--include-proxy``), a file of screening endpoints (``operating-points``) and the extra random-guess row
+(``funbench``: ``documented``)."""
 
     include_limited: bool = False
     n_boot: int = 1000
     seed: int = 0
     include_proxy: bool = False
     endpoints: Path | None = None
+    random_guess: str | None = None
 
 
 class Analysis(Protocol):

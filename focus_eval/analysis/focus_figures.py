@@ -1,13 +1,19 @@
-"""Four views of the FOCUS paper computed from results lines, each a ``Table`` that ``focus-eval report NAME``
+"""Views of the FOCUS paper computed from results lines, each a ``Table`` that ``focus-eval report NAME``
 prints and the leaderboard page of the same name draws:
 
 - ``domain-gap`` (Table 4): per dataset, the mean AUROC of general-domain lines minus that of
-  ophthalmic-domain lines, beside the dataset's country and imaging devices (``analysis.origins``);
+  ophthalmic-domain lines, over the vision encoders (family ``vm``) as the paper's table is, beside the dataset's
+  country and imaging devices (``analysis.origins``); ``domain-gap-pooled`` the same over every family;
 - ``fairness-calibration`` (Fig. 3): Pearson's r between AUROC and the equalised-odds gap (per attribute) and
   between AUROC and ECE, per model family;
 - ``specialisation`` (Fig. 5): mean AUROC of a general model and its medical specialisation at each scale, over
   the tasks and method both have results for (``SPECIALISATION_PAIRS``; a pair appears only when both members do);
-- ``zero-shot-probe`` (Fig. 24): each dual encoder's zero-shot AUROC against its linear-probe AUROC, per task.
+- ``zero-shot-probe`` (Fig. 24): each dual encoder's zero-shot AUROC against its linear-probe AUROC, per task;
+- ``interfaces`` (Fig. 28, the interface summary): per interface, the way a model is asked (a vision encoder's
+  linear probe, a dual encoder's zero-shot prompts or linear probe, a multimodal LLM's yes/no prompt), its lines'
+  mean AUROC, AUPRC, accuracy and ECE and the paper's Fairness, Quality and Shift (``analysis.summary``);
+- ``reliability`` (Fig. 29, the reliability matrix): per configuration (model and method) the five reliability
+  dimensions side by side: AUROC, calibration (1 - mean ECE), Fairness, Quality and Shift.
 
 Lines that enter: trained base models (no adapter) under the default conventions, proxy and underpowered tasks
 left out (``summary.included``), ``--limit`` runs only when asked, and lines with an AUROC only.
@@ -23,7 +29,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 from focus_eval.analysis.base import ReportOptions, Table
 from focus_eval.analysis.origins import origin
-from focus_eval.analysis.summary import included
+from focus_eval.analysis.summary import included, summarize
 
 if TYPE_CHECKING:
     from focus_eval.results.collect import Collection, Entry
@@ -38,6 +44,16 @@ FAIRNESS_AXES: tuple[tuple[str, str, str | None, str], ...] = (
     ("eo_gap_age", "fairness", "age", "eo_gap"), ("eo_gap_sex", "fairness", "sex", "eo_gap"),
     ("ece", "metrics", None, "ece"))
 DUAL_ENCODERS = "vlm"
+VISION_ENCODERS = "vm"
+#: (family, method) -> the interface's name in the interface summary, in the paper's order
+INTERFACES: dict[tuple[str, str], str] = {
+    ("vm", "linear_probe"): "vision encoder, linear probe",
+    ("vlm", "zero_shot"): "dual encoder, zero-shot",
+    ("vlm", "linear_probe"): "dual encoder, linear probe",
+    ("mllm", "prompt"): "multimodal LLM, yes/no prompt",
+}
+#: the columns of the reliability matrix, each 0..1 with higher better
+RELIABILITY = ("auroc", "calibration", "fairness", "quality", "shift")
 
 
 def eligible(entries: Iterable["Entry"], include_limited: bool = False, include_proxy: bool = False) -> list["Entry"]:
@@ -69,13 +85,16 @@ def _mean(values: Sequence[float]) -> float | None:
 
 
 # ------------------------------------------------------------------------------------------ Table 4
-def domain_gap_table(lines: Sequence["Entry"]) -> Table:
+def domain_gap_table(lines: Sequence["Entry"], pooled: bool = False) -> Table:
+    """Table 4 over the vision encoders' lines, or over every family's (``pooled``)."""
     by_dataset: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for e in lines:
-        by_dataset[e.line.dataset][e.line.domain].append(e.metric("auroc"))
+        if pooled or e.line.family == VISION_ENCODERS:
+            by_dataset[e.line.dataset][e.line.domain].append(e.metric("auroc"))
+    who = "every family pooled" if pooled else "vision encoders"
     table = Table(("dataset", "country", "device", "n_general", "general_auroc", "n_ophthalmic",
                    "ophthalmic_auroc", "difference"),
-                  title="Mean AUROC per dataset: general minus ophthalmic pretraining")
+                  title=f"Mean AUROC per dataset, {who}: general minus ophthalmic pretraining")
     for dataset in sorted(by_dataset):
         general, ophthalmic = by_dataset[dataset]["general"], by_dataset[dataset]["ophthalmic"]
         g, o = _mean(general), _mean(ophthalmic)
@@ -84,6 +103,9 @@ def domain_gap_table(lines: Sequence["Entry"]) -> Table:
                   g - o if g is not None and o is not None else None)
     table.notes.append("difference = mean AUROC of general-domain lines minus that of ophthalmic-domain lines; "
                        "empty where one domain has no line on the dataset")
+    table.notes.append("every family's lines pooled (dual encoders and multimodal LLMs too): the paper's Table 4 is "
+                       "over vision encoders only, see domain-gap" if pooled else
+                       "vision encoders only (family vm), as the paper's Table 4; domain-gap-pooled pools every family")
     return table
 
 
@@ -158,6 +180,43 @@ def zero_shot_probe_table(lines: Sequence["Entry"]) -> Table:
     return table
 
 
+# ------------------------------------------------------------------------------------------ Fig. 28
+def interface_table(lines: Sequence["Entry"]) -> Table:
+    grouped: dict[tuple[str, str], list["Entry"]] = defaultdict(list)
+    for e in lines:
+        grouped[(e.line.family, e.line.method)].append(e)
+    order = list(INTERFACES)
+    table = Table(("interface", "family", "method", "n_models", "n_lines", "auroc", "auprc", "accuracy", "ece",
+                   "fairness", "quality", "shift"),
+                  title="Interface summary: each way of asking a model, over its lines")
+    for key in sorted(grouped, key=lambda k: (order.index(k) if k in order else len(order), k)):
+        s = summarize(grouped[key])
+        table.add(INTERFACES.get(key, f"{key[0]}, {key[1]}"), *key, s.n_models, s.n_lines, s.means["auroc"],
+                  s.means["auprc"], s.means["accuracy"], s.means["ece"], s.fairness.value, s.quality.value, s.shift)
+    table.notes.append("means over the interface's lines; Fairness and Quality as the paper's summary (1 - mean gap, "
+                       "no imputation, chance-level lines left out), Shift = 1 - (max - min) of per-dataset mean AUROC")
+    return table
+
+
+# ------------------------------------------------------------------------------------------ Fig. 29
+def reliability_table(lines: Sequence["Entry"]) -> Table:
+    grouped: dict[tuple[str, str], list["Entry"]] = defaultdict(list)
+    for e in lines:
+        grouped[(e.model, e.line.method)].append(e)
+    table = Table(("model", "family", "method", "n_tasks", *RELIABILITY),
+                  title="Reliability matrix: per configuration, five dimensions (higher is better)")
+    for model, method in sorted(grouped):
+        members = grouped[(model, method)]
+        s = summarize(members)
+        ece = s.means["ece"]
+        table.add(model, members[0].line.family, method, len({e.line.task for e in members}), s.means["auroc"],
+                  None if ece is None else 1.0 - ece, s.fairness.value, s.quality.value, s.shift)
+    table.notes.append("auroc = mean AUROC over the configuration's tasks; calibration = 1 - mean ECE; fairness, "
+                       "quality and shift as the paper's summary columns (empty where no line carries the gaps, or "
+                       "for shift with fewer than two datasets)")
+    return table
+
+
 @dataclass(frozen=True)
 class FocusView:
     """One of the views above as an analysis (``focus-eval report NAME``)."""
@@ -168,8 +227,12 @@ class FocusView:
 
     def table(self, entries: Iterable["Entry"], include_limited: bool = False, include_proxy: bool = False) -> Table:
         lines = eligible(entries, include_limited, include_proxy)
-        if self.name == "domain-gap":
-            return domain_gap_table(lines)
+        if self.name in ("domain-gap", "domain-gap-pooled"):
+            return domain_gap_table(lines, pooled=self.name == "domain-gap-pooled")
+        if self.name == "interfaces":
+            return interface_table(lines)
+        if self.name == "reliability":
+            return reliability_table(lines)
         if self.name == "fairness-calibration":
             return fairness_calibration_table(fairness_points(lines))
         if self.name == "specialisation":
@@ -180,8 +243,14 @@ class FocusView:
         return self.table(collection.entries, options.include_limited)
 
 
-DOMAIN_GAP = FocusView("domain-gap", "FOCUS Table 4: per dataset, general minus ophthalmic mean AUROC, with its "
-                                     "country and devices")
+DOMAIN_GAP = FocusView("domain-gap", "FOCUS Table 4: per dataset, general minus ophthalmic mean AUROC of the "
+                                     "vision encoders, with its country and devices")
+DOMAIN_GAP_POOLED = FocusView("domain-gap-pooled", "FOCUS Table 4 with every family pooled (the paper's table is "
+                                                   "vision encoders only)")
+INTERFACES_VIEW = FocusView("interfaces", "FOCUS Fig. 28, the interface summary: AUROC, ECE, Fairness, Quality and "
+                                          "Shift per way of asking a model (probe, zero-shot, prompt)")
+RELIABILITY_VIEW = FocusView("reliability", "FOCUS Fig. 29, the reliability matrix: AUROC, calibration, Fairness, "
+                                            "Quality and Shift per configuration")
 FAIRNESS_CALIBRATION = FocusView("fairness-calibration", "FOCUS Fig. 3: Pearson's r of AUROC against the "
                                                          "equalised-odds gap and ECE, per family")
 SPECIALISATION = FocusView("specialisation", "FOCUS Fig. 5: general vs medical model at each scale (mean AUROC)")

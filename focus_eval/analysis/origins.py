@@ -21,7 +21,7 @@ ORIGINS: dict[str, Origin] = {
     "rfmid": Origin("India", "three fundus cameras (not named)"),
     "rfmid2": Origin("India", None),
     "idrid": Origin("India", "Kowa VX-10\u03b1"),
-    "messidor2": Origin(None, "Topcon TRC NW6"),
+    "messidor2": Origin("France", "Topcon TRC NW6"),
     "refuge": Origin(None, "Zeiss Visucam 500 (train); Canon CR-2 (validation, test)"),
     "g1020": Origin("Germany", None),
     "jsiec": Origin("China", None),

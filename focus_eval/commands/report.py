@@ -35,6 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--endpoints", type=Path, metavar="FILE",
                         help="operating-points: a YAML file of screening endpoints (and threshold rules) to add to "
                              "the shipped ones (focus_eval/analysis/endpoints.yaml shows the form)")
+    parser.add_argument("--random-guess", choices=("documented",), metavar="documented",
+                        help="funbench: also compute the random guess from the datasets' documented per-class test "
+                             "counts, beside the paper's Table 3 row (JSON: random_guess.documented)")
     parser.add_argument("--format", choices=("lm-eval",), default="lm-eval",
                         help="export: the file format to write (default lm-eval)")
     parser.add_argument("-o", "--output", type=Path, metavar="DIR", help="export, bundle: the folder to write into")
@@ -125,7 +128,8 @@ def report(analysis, args: argparse.Namespace) -> int:
 
     collection = with_coverage_floor(collection, args.coverage_floor)
     options = ReportOptions(include_limited=args.include_limited, n_boot=args.n_boot, seed=args.seed,
-                            endpoints=getattr(args, "endpoints", None))
+                            endpoints=getattr(args, "endpoints", None),
+                            random_guess=getattr(args, "random_guess", None))
     table = analysis.compute(collection, options)
     print(table.to_text())
     for path, text in ((args.json, table.to_json), (getattr(args, "csv", None), table.to_csv)):

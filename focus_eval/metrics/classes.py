@@ -22,7 +22,9 @@ Definitions (per class k: sensitivity = TP/(TP+FN), specificity = TN/(TN+FP)):
 
 Random-guess baseline (exact): a guesser picks uniformly among a question's options (all K classes where a
 row has no options); for a multi-answer question it takes each option with probability 1/2. funbench_f1 and
-macro_f1 are those of the expected confusion counts; accuracy is the mean chance of an exact hit.
+macro_f1 are those of the expected confusion counts (the plug-in value); accuracy is the mean chance of an exact
+hit; funbench_f1_run is the expected funbench_f1 of an actual run of the guesser (``metrics.chance``: lower than
+the plug-in value where classes are small, as F1 is concave), funbench_f1_run_method how it was found.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ import numpy as np
 from focus_eval.metrics import core
 from focus_eval.metrics.arrays import SampleArrays
 from focus_eval.metrics.bootstrap import summarize
+from focus_eval.metrics.chance import expected_run, row_chances
 from focus_eval.metrics.fairness import FAIRNESS_GAPS, age_groups, n_min, sex_groups, spread_batches
 from focus_eval.metrics.fairness import MIN_GROUP_SIZE as FAIRNESS_MIN
 from focus_eval.metrics.robustness import MIN_GROUP_SIZE as QUALITY_MIN
@@ -238,15 +241,17 @@ def random_guess(arrays: ClassArrays) -> dict[str, float | None]:
     usable = ~arrays.error
     y, options = arrays.y[usable], arrays.options[usable].astype(float)
     if not len(y):
-        return {name: None for name in BASELINE_METRICS}
+        return {**{name: None for name in BASELINE_METRICS}, "funbench_f1_run": None, "funbench_f1_run_method": None}
     if arrays.multilabel:
         expected, hit = 0.5 * options, 0.5 ** options.sum(1)
     else:
         expected = options / options.sum(1, keepdims=True)
         hit = (y * expected).sum(1)
     w = np.ones((1, len(y)))
+    run = expected_run(row_chances(y, options, arrays.multilabel))
     return {"funbench_f1": core._scalar(funbench_f1_batch(y, expected, w)), "accuracy": float(hit.mean()),
-            "macro_f1": core._scalar(_macro(y, expected, w, "f1"))}
+            "macro_f1": core._scalar(_macro(y, expected, w, "f1")), "funbench_f1_run": run.value,
+            "funbench_f1_run_method": run.describe()}
 
 
 def confusion(arrays: ClassArrays, classes: Sequence[str]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """Miniature Retinal-Lesions in its raw layout: ``dr_grades.csv`` with both grade columns, images named
 <patient>_<eye>, a mask folder per image holding only the lesions it has (PNG, grey 255, one lesion in the
 release's grey 127 for a mark outside the grading guideline), images without a mask folder, an empty mask
-folder, and a mask folder without an image. Masks are 64 x 64 pixels."""
+folder, and a mask folder without an image. Masks are 64 x 64 pixels. Beside the release folder, the published
+``od_fovea_autoloc.txt`` (disc and fovea boxes per image, the disc on the nasal side: right of the fovea in a right
+eye), which leaves one image out and lists one image that has no label row."""
 
 from __future__ import annotations
 
@@ -38,6 +40,16 @@ IMAGES = {
 }
 GREY_127 = ("10015_right", "retinal_hemorrhage")  # marked outside the grading guideline
 STRAY_MASKS = "99999_left"  # a mask folder without an image or a label row
+UNLOCATED = "10110_left"  # an image the localisation file leaves out
+LOCALISATION_HEADER = "#img odx_0 ody_0 odx_1 ody_1 fx_0 fy_0 fx_1 fy_1 "
+
+
+def localisation_line(image_id: str) -> str:
+    """The disc box about (48, 32) and the fovea box about (24, 34) of a right eye, mirrored for a left eye."""
+    disc, fovea = (44, 28, 52, 36), (21, 31, 27, 37)
+    if image_id.endswith("_left"):
+        disc, fovea = (64 - disc[2], disc[1], 64 - disc[0], disc[3]), (64 - fovea[2], fovea[1], 64 - fovea[0], fovea[3])
+    return " ".join([f"{image_id}.jpg", *map(str, disc + fovea)])
 
 
 def write(folder: Path, seed: int, image: Callable[[dict], Image.Image]) -> None:
@@ -60,3 +72,6 @@ def write(folder: Path, seed: int, image: Callable[[dict], Image.Image]) -> None
     stray.mkdir(parents=True, exist_ok=True)
     draw_mask(dots([(1, 1)]), size=MASK_SIZE).save(stray / "microaneurysm.png")
     (root / "dr_grades.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    located = [localisation_line(i) for i in [*IMAGES, STRAY_MASKS] if i != UNLOCATED]
+    (Path(folder) / "od_fovea_autoloc.txt").write_text("\n".join([LOCALISATION_HEADER, *located]) + "\n",
+                                                       encoding="utf-8")

@@ -30,8 +30,9 @@ def test_analyses_are_registered_by_name_and_imported_on_first_use():
             "if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ("['funbench', 'finetune', 'ranks', 'pairwise', 'operating-points', 'recalibration', "
-                           "'domain-gap', 'fairness-calibration', 'specialisation', 'zero-shot-probe', "
-                           "'prompt-sensitivity', 'corruptions', 'label-efficiency', 'label-rule-sensitivity'] []")
+                           "'domain-gap', 'domain-gap-pooled', 'fairness-calibration', 'specialisation', "
+                           "'zero-shot-probe', 'interfaces', 'reliability', 'prompt-sensitivity', 'corruptions', "
+                           "'label-efficiency', 'label-rule-sensitivity'] []")
     for name in ("funbench", "finetune", "prompt-sensitivity", "corruptions", "label-efficiency",
                  "label-rule-sensitivity"):
         analysis = ANALYSES.get(name)

@@ -80,7 +80,7 @@ def test_no_rank_in_the_report_for_low_coverage(runs, capsys):
     report_path = tmp / "r.json"
     assert main(["report", "funbench", str(out), "--json", str(report_path), "--n-boot", "0"]) == 0
     text = capsys.readouterr().out
-    holistic = {s["model"]: s for s in json.loads(report_path.read_text())["summaries"]["holistic"]}
+    holistic = {s["model"]: s for s in json.loads(report_path.read_text())["other_datasets"]["summaries"]["holistic"]}
     assert holistic["mumbler"]["rank"] is None and holistic["mumbler"]["low_coverage"] is True
     assert holistic["mumbler"]["coverage"] == 0.0 and holistic["mumbler"]["mean"] == 0.0
     assert holistic["reader"]["rank"] == 1
@@ -88,7 +88,7 @@ def test_no_rank_in_the_report_for_low_coverage(runs, capsys):
     # the floor is an option: at 0 every line is ranked again
     assert main(["report", "funbench", str(out), "--json", str(report_path), "--n-boot", "0",
                  "--coverage-floor", "0"]) == 0
-    holistic = {s["model"]: s for s in json.loads(report_path.read_text())["summaries"]["holistic"]}
+    holistic = {s["model"]: s for s in json.loads(report_path.read_text())["other_datasets"]["summaries"]["holistic"]}
     assert holistic["mumbler"]["rank"] == 2
 
 
@@ -106,7 +106,7 @@ def test_no_rank_on_any_page_for_low_coverage(runs):
     assert rows["mumbler"].group(2) == "\u2014" and "low coverage" in rows["mumbler"].group(1)
     assert "badge-low_coverage" in task_page and "0 of " in task_page
     funbench = (site / "funbench.html").read_text()
-    attribution = funbench.split('id="funbench-attribution"')[1].split("</table>")[0]
+    attribution = funbench.split('id="funbench-attribution-other"')[1].split("</table>")[0]
     row = re.search(r"<tr><th[^>]*>mumbler</th>(.*?)</tr>", attribution, re.S).group(1)
     assert "badge-low_coverage" in row
     assert re.search(r'<tr><th[^>]*>reader</th>.*?data-value="1.0">1<', attribution, re.S)

@@ -22,6 +22,7 @@ TASKS = {"funbench_l1a_modality_synth": "L1a", "funbench_l1b_modality_synth": "L
          "funbench_l2b_laterality_synth": "L2b", "funbench_l3a_hemorrhage_synth": "L3a",
          "funbench_l3a_exudate_synth": "L3a", "funbench_l4c_dr_grading_synth": "L4c"}
 GUESS = dict(zip(TASKS, (0.25, 0.375, 0.5, 0.468, 0.468, 0.319)))  # the paper's random-guess codes
+RUN = dict(zip(TASKS, (0.25, 0.37, 0.49, 0.45, 0.41, 0.30)))  # an expected run, below the plug-in values
 METHODS = {"holistic": "multiple_choice", "llm": "knowledge_prompt", "ve": "ve_probe"}
 # FunBench F1 per task, in the order of TASKS (None: the mode skips the task)
 F1 = {
@@ -58,8 +59,10 @@ RHO = {"llm": 0.9, "ve": -0.3}
 
 def result(model: str, mode: str, task: str, f1: float, **extra) -> dict:
     method = "linear_probe" if model == "dinov2-l" else METHODS[mode]
-    return {"model": model, "method": method, "task": task, "dataset": "synth", "output_type": "multiclass",
-            "metrics": {"funbench_f1": f1, "accuracy": f1}, "extra": {"random_guess": {"funbench_f1": GUESS[task]}},
+    return {"model": model, "method": method, "task": task, "dataset": "ddr", "output_type": "multiclass",
+            "metrics": {"funbench_f1": f1, "accuracy": f1},
+            "extra": {"random_guess": {"funbench_f1": GUESS[task], "funbench_f1_run": RUN[task],
+                                       "funbench_f1_run_method": "exact"}},
             **extra}
 
 
@@ -128,6 +131,7 @@ def test_report_matches_the_hand_computation(results, tmp_path, capsys):
     for (mode, model), levels in LEVELS.items():
         assert rows[(mode, model)]["levels"] == pytest.approx(levels, abs=1e-12)
     assert rows[("holistic", "m1")]["codes"]["L3a"] == pytest.approx(0.5)  # (0.6 + 0.4) / 2: mean over units
+    assert rows[("holistic", "m1")]["tasks"]["funbench_l3a_exudate_synth"] == 0.4  # each line stays available
     for mode, means in MEAN.items():
         assert [s["model"] for s in report["summaries"][mode]] == list(means)  # best first; no limited run
         assert {m: rows[(mode, m)]["mean"] for m in means} == pytest.approx(means, abs=1e-12)
@@ -143,11 +147,18 @@ def test_report_matches_the_hand_computation(results, tmp_path, capsys):
     assert llm["ci"][0] < llm["rho"] <= llm["ci"][1] <= 1.0 and llm["ci"][0] < 0.5  # resampling moves the LLM ranks
     assert report["resampled"] == "task codes" and report["n_boot"] == 200 and report["seed"] == 7
     # random guess over every task: L1 (0.25 + 0.375) / 2, L2 0.5, L3 0.468, L4 0.319; LLM mode: no L1
-    assert report["random_guess"]["all"]["mean"] == pytest.approx((0.3125 + 0.5 + 0.468 + 0.319) / 4)
-    assert report["random_guess"]["llm"]["mean"] == pytest.approx((0.5 + 0.468 + 0.319) / 3)
+    plug_in, run = report["random_guess"]["plug_in"], report["random_guess"]["expected_run"]
+    assert plug_in["all"]["mean"] == pytest.approx((0.3125 + 0.5 + 0.468 + 0.319) / 4)
+    assert plug_in["llm"]["mean"] == pytest.approx((0.5 + 0.468 + 0.319) / 3)
+    # the expected run: L3a the mean of its two lesions (0.45 + 0.41) / 2
+    assert run["all"]["codes"]["L3a"] == pytest.approx(0.43)
+    assert run["all"]["mean"] == pytest.approx(((0.25 + 0.37) / 2 + 0.49 + 0.43 + 0.30) / 4)
+    assert report["sources"] == "funbench" and report["other_datasets"] is None and "documented" not in report[
+        "random_guess"]
     text = capsys.readouterr().out
     assert re.search(r"^m1 +0\.700 +2 +0\.767 +1 +0\.467 +6$", text, re.M)
-    assert re.search(r"^random guess +0\.400 +0\.429 +0\.429", text, re.M)
+    assert re.search(r"^random guess \(plug-in\) +0\.400 +0\.429 +0\.429", text, re.M)
+    assert re.search(r"^random guess \(expected run\) +0\.38[23] +0\.407 +0\.407", text, re.M)
     assert "vs E-mode II (LLM): rho = 0.900" in text and "vs E-mode I (VE): rho = -0.300" in text
 
 
@@ -191,8 +202,8 @@ def test_paper_rows_are_reproduced(tmp_path):
            "qwen2": 0.673, "huatuo": 0.692, "internvl": 0.703}
 
     def line(model, method, code, f1):
-        return {"model": model, "method": method, "task": f"funbench_{code}_x_paper", "output_type": "multiclass",
-                "metrics": {"funbench_f1": f1}}
+        return {"model": model, "method": method, "task": f"funbench_{code}_x_paper", "dataset": "jsiec",
+                "output_type": "multiclass", "metrics": {"funbench_f1": f1}}
 
     rows = {"guess": [line("guess", "multiple_choice", c, v) for c, v in codes.items()],
             "clip": [line("clip", "ve_probe", c, v) for c, v in clip.items()]}
@@ -298,7 +309,10 @@ def test_report_and_page_on_real_runner_outputs(tmp_path, capsys):
     assert main(["funbench-report", str(out), "--json", str(tmp_path / "r.json"), "--n-boot", "50",
                  "--coverage-floor", "0"]) == 0
     text = capsys.readouterr().out
-    report = json.loads((tmp_path / "r.json").read_text())
+    # synthetic data: not among FunBench's sources, so the report is the other datasets' one
+    whole = json.loads((tmp_path / "r.json").read_text())
+    assert whole["codes"] == [] and whole["other_datasets"]["sources"] == "other"
+    report = whole["other_datasets"]
     assert {m: {s["model"] for s in rows} for m, rows in report["summaries"].items()} == {
         "holistic": set(MLLMS), "llm": set(MLLMS), "ve": {*MLLMS, "tiny-clip"}}
     means = {(mode, s["model"]): s["mean"] for mode, rows in report["summaries"].items() for s in rows}
@@ -311,7 +325,37 @@ def test_report_and_page_on_real_runner_outputs(tmp_path, capsys):
     assert all(re.search(rf"^{m} +\d\.\d{{3}} +[\d.]+ +\d\.\d{{3}} +[\d.]+ +\d\.\d{{3}} +[\d.]+$", text, re.M)
                for m in MLLMS)
     build_site([out], tmp_path / "site", coverage_floor=0.0)
-    page = (tmp_path / "site" / "funbench.html").read_text().split('id="attribution"')[1]
-    table = re.search(r'id="funbench-attribution">(.*?)</table>', page, re.S).group(1)
+    page = (tmp_path / "site" / "funbench.html").read_text().split('id="attribution-other"')[1]
+    table = re.search(r'id="funbench-attribution-other">(.*?)</table>', page, re.S).group(1)
     assert len(re.findall(r"<tr", table.split("<tbody>")[1])) == 1 + 4  # random guess, 3 MLLMs, tiny-clip
     assert page.count("Holistic vs E-mode") == 2
+
+
+def test_a_code_averages_its_lesions_each_over_its_datasets():
+    """FunBench's L3 unit is the lesion: haemorrhage on two datasets (0.2, 0.4) and new vessels on one (0.9) give
+    L3a = (0.3 + 0.9) / 2 = 0.6, not the mean of the three tasks (0.5)."""
+    from focus_eval.analysis.attribution import LineScore, attribute, subtask_of
+
+    assert subtask_of("funbench_l3a_hemorrhage_idrid_seg", "idrid_seg") == "funbench_l3a_hemorrhage"
+    assert subtask_of("funbench_l3a_hemorrhage_x_paper", None) == "funbench_l3a_hemorrhage_x_paper"
+    scores = [LineScore("m", "multiple_choice", "funbench_l3a_hemorrhage_ddr", 0.2, dataset="ddr"),
+              LineScore("m", "multiple_choice", "funbench_l3a_hemorrhage_idrid_seg", 0.4, dataset="idrid_seg"),
+              LineScore("m", "multiple_choice", "funbench_l3a_new_vessels_retinal_lesions", 0.9,
+                        dataset="retinal_lesions")]
+
+    [summary] = attribute(scores, n_boot=0).summaries["holistic"]
+    assert summary.codes["L3a"] == pytest.approx(0.6) and summary.subtasks == pytest.approx(
+        {"funbench_l3a_hemorrhage": 0.3, "funbench_l3a_new_vessels": 0.9})
+    assert summary.n_tasks == 3 and summary.tasks["funbench_l3a_hemorrhage_ddr"] == 0.2
+
+
+def test_lines_on_other_datasets_are_reported_apart(tmp_path):
+    rows = {"m": [{**result("m", "holistic", "funbench_l2b_laterality_synth", 0.7), "dataset": "oia_odir"},
+                  {**result("m", "holistic", "funbench_l2b_laterality_synth", 0.2), "dataset": "brset",
+                   "task": "funbench_l2b_laterality_brset"}]}
+    write_results(tmp_path / "out", rows)
+    assert main(["report", "funbench", str(tmp_path / "out"), "--json", str(tmp_path / "r.json"), "--n-boot", "0"]) == 0
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert [s["mean"] for s in report["summaries"]["holistic"]] == [0.7]  # the paper's sources only
+    other = report["other_datasets"]
+    assert other["sources"] == "other" and [s["mean"] for s in other["summaries"]["holistic"]] == [0.2]

@@ -4,6 +4,7 @@ encoders running the multi-class tasks through the probe and class-prompt zero-s
 
 from __future__ import annotations
 
+import re
 from functools import partial
 from pathlib import Path
 
@@ -45,6 +46,11 @@ SHIPPED |= {"funbench_l1a_modality_neh", "funbench_l1b_modality_neh", "funbench_
 SHIPPED |= {f"funbench_l3{c}_{lesion}_retouch" for c in "acd" for lesion in ("irf", "srf", "ped")}
 SHIPPED |= {"funbench_l1a_modality_top", "funbench_l1b_modality_top", "funbench_l2b_laterality_top",
             "funbench_l4a_normal_abnormal_top", "funbench_l4b_conditions_top"}
+RARE = ("vitreous_hemorrhage", "preretinal_hemorrhage", "new_vessels", "fibrous_proliferation")
+SHIPPED |= {f"funbench_{code}_{lesion}_retinal_lesions" for lesion in RARE for code in ("l3a", "l3c", "l3d")}
+SHIPPED |= {f"funbench_l3b_{lesion}_retinal_lesions" for lesion in LESIONS + RARE}
+# on datasets FunBench does not use: the group funbench_extended, outside funbench and its level groups
+EXTENDED = {t for t in SHIPPED if t.endswith(("_brset", "_mbrset", "_messidor2"))}
 POOLED = {"funbench_l1b_modality_funbench_pool"}  # its own group, funbench_l1b_pooled, beside the per-dataset L1b
 SYNTH = {"funbench_l2b_laterality_synth_desktop", "funbench_l3a_haemorrhage_synth_desktop",
          "funbench_l4a_normal_abnormal_synth_desktop", "funbench_l4b_conditions_synth_desktop",
@@ -60,11 +66,13 @@ def test_shipped_funbench_tasks_and_groups(index):
     groups = index.groups
     assert set(groups["funbench_l1b_pooled"].tasks) == POOLED
     single = {t for t in SHIPPED if t.startswith("funbench_l1b_") and not t.endswith(("_deepdrid", "_mmc_amd"))}
-    assert set(groups["funbench"].tasks) == SHIPPED - single
+    assert set(groups["funbench"].tasks) == SHIPPED - single - EXTENDED
+    assert len(EXTENDED) == 11 and set(groups["funbench_extended"].tasks) == EXTENDED
     assert set(groups["funbench_l1b_single_modality"].tasks) == single and len(single) == 11
     assert set(groups["funbench_synth_desktop"].tasks) == SYNTH
     for level in ("l2", "l3", "l4"):
-        assert set(groups[f"funbench_{level}"].tasks) == {t for t in SHIPPED if t.startswith(f"funbench_{level}")}
+        assert set(groups[f"funbench_{level}"].tasks) == {t for t in SHIPPED - EXTENDED
+                                                           if t.startswith(f"funbench_{level}")}
     types = {t.name: t.output_type for t in index.tasks() if t.name in SYNTH}
     assert set(types.values()) == {"multiple_choice", "multiclass", "multilabel"}
     assert index.expand("funbench_*synth*") == sorted(SYNTH)
@@ -211,3 +219,20 @@ def test_encoders_score_every_multiclass_task_with_probe_and_class_prompts(tmp_p
     assert probe["metrics"]["qw_kappa"] is not None
     zero = next(r for r in lines if r["task"].startswith("funbench_l4b") and r["method"] == "zero_shot")
     assert zero["extra"]["class_rule"] == "every class at P >= 1/K"
+
+
+def test_the_tasks_command_lists_the_rare_lesions_and_only_funbench_sources(capsys):
+    from focus_eval.cli import main
+
+    assert main(["tasks", "funbench_l3*"]) == 0
+    listed = capsys.readouterr().out
+    for lesion in RARE:
+        for code in ("l3a", "l3b", "l3c", "l3d"):
+            assert f"funbench_{code}_{lesion}_retinal_lesions" in listed
+    assert main(["tasks", "funbench"]) == 0
+    listed = capsys.readouterr().out
+    names = set(re.findall(r"^(funbench_\w+)", listed, re.M))
+    assert names == set(TaskIndex().expand("funbench")) and len(names) == 112
+    assert not any(n.endswith(("_brset", "_mbrset", "_messidor2")) for n in names)
+    assert main(["tasks", "funbench_extended"]) == 0
+    assert set(re.findall(r"^(funbench_\w+)", capsys.readouterr().out, re.M)) == EXTENDED

@@ -1,6 +1,7 @@
-"""The FOCUS paper's Table 4 and Figs. 3, 5 and 24 as leaderboard pages: each draws from the analysis of the same
-name (``analysis.focus_figures``), so its ``data/<name>.csv`` is the table ``focus-eval report NAME --csv`` writes,
-and adds its figure (a strip or a scatter chart)."""
+"""The FOCUS paper's Table 4 and Figs. 3, 5, 24, 28 and 29 as leaderboard pages: each draws from the analysis of
+the same name (``analysis.focus_figures``), so its ``data/<name>.csv`` is the table ``focus-eval report NAME --csv``
+writes, and adds its figure (a strip or a scatter chart). The domain-gap page shows the vision encoders' table (the
+paper's) and below it the table with every family pooled (``domain-gap-pooled``)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ _AXIS_TITLES = {"eo_gap_age": "equalised-odds gap (age)", "eo_gap_sex": "equalis
 
 
 def _page(site: Site, view: ff.FocusView, title: str, heading: str, note: str, figures: list,
-          table: Table) -> ViewPage:
-    return ViewPage(name=view.name, title=title, template="focus_view.html", csv={view.name: table},
-                    summary=view.summary, context={"heading": heading, "note": note, "figures": figures,
-                                                   "table": table})
+          table: Table, more: tuple[tuple[ff.FocusView, str, Table], ...] = ()) -> ViewPage:
+    """A view's page; ``more`` adds (view, heading, table) sections below, each with its own CSV."""
+    csv = {view.name: table, **{v.name: t for v, _, t in more}}
+    return ViewPage(name=view.name, title=title, template="focus_view.html", csv=csv, summary=view.summary,
+                    context={"heading": heading, "note": note, "figures": figures, "table": table,
+                             "more": [(v.name, h, t) for v, h, t in more]})
 
 
 def _table(site: Site, view: ff.FocusView) -> Table:
@@ -27,20 +30,65 @@ def _table(site: Site, view: ff.FocusView) -> Table:
 
 
 def domain_gap_view(site: Site) -> ViewPage | None:
-    table = _table(site, ff.DOMAIN_GAP)
-    if not table.rows:
+    table, pooled = _table(site, ff.DOMAIN_GAP), _table(site, ff.DOMAIN_GAP_POOLED)
+    if not pooled.rows:
         return None
     groups = [StripGroup(band="", label=row[0], points=[Point(row[7], f"{row[0]}: general minus ophthalmic "
                                                                        f"{row[7]:+.3f}", "series")], mean=False)
               for row in table.rows if row[7] is not None]
-    figures = [("strip", strip(groups, "General minus ophthalmic mean AUROC, per dataset",
+    figures = [("strip", strip(groups, "Vision encoders: general minus ophthalmic mean AUROC, per dataset",
                                "difference of mean AUROC (positive: general-domain models do better)",
                                signed=True), "One dot per dataset; the table gives its country and devices.")] \
         if groups else []
     return _page(site, ff.DOMAIN_GAP, "Domain gap", "Per dataset: general minus ophthalmic pretraining",
-                 "For each dataset, the mean AUROC of the trained base models pretrained on general images minus that "
-                 "of those pretrained on ophthalmic images (FOCUS Table 4), beside where the dataset was collected "
-                 "and with which devices, as its documentation states them.", figures, table)
+                 "For each dataset, the mean AUROC of the trained vision encoders pretrained on general images minus "
+                 "that of those pretrained on ophthalmic images (FOCUS Table 4, which is over vision encoders only), "
+                 "beside where the dataset was collected and with which devices, as its documentation states them. "
+                 "Below it, the same difference with every family pooled (dual encoders and multimodal LLMs too), "
+                 "which mixes the families' own gaps with their shares of each domain.", figures, table,
+                 more=((ff.DOMAIN_GAP_POOLED, "Every family pooled", pooled),))
+
+
+def interfaces_view(site: Site) -> ViewPage | None:
+    lines = ff.eligible(site.entries, site.include_limited, site.include_proxy)
+    table = ff.interface_table(lines)
+    if not table.rows:
+        return None
+    groups = []
+    for interface, family, method, *_ in table.rows:
+        points = [Point(e.metric("auroc"), f"{e.model} on {e.line.task}: AUROC {e.metric('auroc'):.3f}",
+                        f"series family-{family}") for e in lines
+                  if (e.line.family, e.line.method) == (family, method)]
+        groups.append(StripGroup(band="", label=interface, points=points))
+    figures = [("strip", strip(groups, "AUROC per interface", "AUROC (one dot per results line, bar: mean)",
+                               low=0.5, high=1.0, reference=0.5),
+                "One row per interface; the table adds ECE and the paper's Fairness, Quality and Shift.")]
+    return _page(site, ff.INTERFACES_VIEW, "Interfaces", "Interface summary",
+                 "How each way of asking a model fares over the trained base models' lines: a vision encoder's linear "
+                 "probe, a dual encoder's zero-shot prompts or linear probe, a multimodal LLM's yes/no prompt "
+                 "(FOCUS Fig. 28).", figures, table)
+
+
+def reliability_view(site: Site) -> ViewPage | None:
+    table = _table(site, ff.RELIABILITY_VIEW)
+    if not table.rows:
+        return None
+    titles = {"auroc": "AUROC", "calibration": "calibration (1 - ECE)", "fairness": "Fairness", "quality": "Quality",
+              "shift": "Shift"}
+    groups = []
+    for i, dimension in enumerate(ff.RELIABILITY):
+        for row in table.rows:
+            value = row[4 + i]
+            if value is not None:
+                groups.append(StripGroup(band=titles[dimension], label=f"{row[0]} \u00b7 {row[2]}", mean=False,
+                                         points=[Point(value, f"{row[0]} ({row[2]}): {titles[dimension]} {value:.3f}",
+                                                       f"series family-{row[1]}")]))
+    figures = [("strip", strip(groups, "Reliability matrix", "score (higher is better)", low=0.0, high=1.0),
+                "One band per dimension, one row per configuration; the table is the matrix itself.")]
+    return _page(site, ff.RELIABILITY_VIEW, "Reliability", "Reliability matrix",
+                 "Each configuration (trained base model and method) on five dimensions at once: mean AUROC, "
+                 "calibration (1 - mean ECE), and the paper's Fairness, Quality and Shift (FOCUS Fig. 29); an empty "
+                 "cell has no line that carries it.", figures, table)
 
 
 def fairness_calibration_view(site: Site) -> ViewPage | None:

@@ -1,10 +1,13 @@
 """The FunBench page: one row per model and mode (the multiple-choice method is FunBench's E-mode III, the
 linear probe its E-mode I, class-prompt zero-shot an encoder mode of this harness), FunBench's F1 overall, per
-level (L1-L4) and per subtask code (L2b, L3a, ...), the random-guess row, cells below chance greyed. As in the
-paper, a code's score is the mean over its tasks, a level's the mean over its codes and the overall score the
-mean over the levels (the MEAN of the attribution section). The data go to ``data/funbench.csv``. A second section
-attributes the holistic ranking to the model's modules (the ``funbench`` analysis, ``analysis.attribution``, FunBench's
-Table 4), its numbers in ``data/funbench_attribution.csv`` (the table ``focus-eval report funbench --csv`` writes)."""
+level (L1-L4) and per task code (L2b, L3a, ...), the random-guess rows (the expected score of a random run, and
+the plug-in value), cells below the expected run greyed. As in the paper, a subtask's score is the mean over the
+datasets that carry it, a code's the mean over its subtasks (one per lesion in L3), a level's the mean over its
+codes and the overall score the mean over the levels (the MEAN of the attribution section). Lines on FunBench's
+own sources and lines on other datasets are two tables, so the first is over the paper's data only. The data go to
+``data/funbench.csv`` (column ``sources``). A second section attributes the holistic ranking to the model's
+modules (the ``funbench`` analysis, ``analysis.attribution``, FunBench's Table 4), its numbers in
+``data/funbench_attribution.csv`` (the table ``focus-eval report funbench --csv`` writes)."""
 
 from __future__ import annotations
 
@@ -12,8 +15,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from statistics import mean
 
-from focus_eval.analysis.attribution import (LEVELS, MODE_TITLES, attribute_entries, attribution_table, code_of,
-                                             funbench_entries, guess_of, task_guesses)
+from focus_eval.analysis.attribution import (GUESSES, LEVELS, MODE_TITLES, SOURCE_SETS, Attribution,
+                                             attribute_entries, code_of, funbench_entries, run_guess_of, split_sources,
+                                             subtask_of, task_guesses)
+from focus_eval.analysis.funbench_report import attribution_table
 from focus_eval.leaderboard.draw.csvdata import CsvTable
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.results.collect import Entry
@@ -25,7 +30,8 @@ MODES = {"multiple_choice": "E-mode III: holistic", "linear_probe": "E-mode I: l
 
 @dataclass(frozen=True)
 class Cell:
-    """A mean over tasks of FunBench's F1, the same lines' mean random-guess F1, and how many tasks."""
+    """FunBench's F1 over some tasks (nested as the paper averages), the same lines' random guess (the expected
+    score of a run) nested alike, and how many tasks."""
 
     value: float | None
     guess: float | None
@@ -70,7 +76,7 @@ class Row:
 
 
 def _score(e: Entry) -> tuple[float | None, float | None]:
-    return e.metric("funbench_f1"), guess_of(e)
+    return e.metric("funbench_f1"), run_guess_of(e)
 
 
 def _combine(cells: list[Cell]) -> Cell:
@@ -81,19 +87,22 @@ def _combine(cells: list[Cell]) -> Cell:
                 mean(guesses) if have and len(guesses) == len(have) else None, sum(c.n for c in have))
 
 
-def _nested(by_code: dict[str, list], columns: list[str]) -> dict[str, Cell]:
-    """Code cells over their tasks, level cells over their codes, ``overall`` over the levels."""
-    codes = {code: cell(scores) for code, scores in by_code.items()}
+def _nested(by_subtask: dict[str, list], columns: list[str]) -> dict[str, Cell]:
+    """Subtask cells over their tasks (one per dataset), code cells over their subtasks, level cells over their
+    codes, ``overall`` over the levels."""
+    subtasks = {subtask: cell(scores) for subtask, scores in by_subtask.items()}
+    codes = {code: _combine([c for t, c in subtasks.items() if code_of(t) == code])
+             for code in {code_of(t) for t in subtasks}}
     levels = {lv: _combine([c for code, c in codes.items() if code[:2] == lv]) for lv in LEVELS}
     every = {"overall": _combine(list(levels.values())), **levels, **codes}
     return {c: every.get(c, Cell(None, None, 0)) for c in ["overall", *columns]}
 
 
 def _cells(entries: list[Entry], columns: list[str]) -> dict[str, Cell]:
-    by_code: dict[str, list] = defaultdict(list)
+    by_subtask: dict[str, list] = defaultdict(list)
     for e in entries:
-        by_code[code_of(e.line.task)].append(_score(e))
-    return _nested(by_code, columns)
+        by_subtask[subtask_of(e.line.task, e.line.dataset)].append(_score(e))
+    return _nested(by_subtask, columns)
 
 
 def funbench_lines(site: Site) -> list[Entry]:
@@ -101,22 +110,43 @@ def funbench_lines(site: Site) -> list[Entry]:
     return funbench_entries(site.entries, site.include_limited)
 
 
-def random_row(lines: list[Entry], columns: list[str]) -> dict[str, Cell]:
-    """Per column, the random-guess F1 of its tasks (each task's question baseline where an MLLM answered
-    it, else the probe's uniform guess over all classes), combined as the models' cells are."""
-    by_code: dict[str, list] = defaultdict(list)
-    for task, guess in task_guesses(lines).items():
-        by_code[code_of(task)].append((guess, None))
-    return _nested(by_code, columns)
+def random_rows(lines: list[Entry], columns: list[str]) -> dict[str, dict[str, Cell]]:
+    """Per kind of random guess (``GUESSES``: the expected score of a run, the plug-in value) and column, the
+    random guess of its tasks (each task's question baseline where an MLLM answered it, else the probe's uniform
+    guess over all classes), combined as the models' cells are."""
+    out = {}
+    for kind in GUESSES:
+        by_subtask: dict[str, list] = defaultdict(list)
+        for guess in task_guesses(lines).values():
+            by_subtask[guess.subtask].append((getattr(guess, kind), None))
+        out[kind] = _nested(by_subtask, columns)
+    return out
 
 
-def funbench_view(site: Site):
-    """The FunBench page, or None when no FunBench task has results."""
-    from focus_eval.leaderboard.pages.views import ViewPage
+@dataclass
+class Section:
+    """One table of the page: the lines of one set of sources (``SOURCE_SETS``), its rows, columns, random
+    guesses, tasks and attribution."""
 
-    lines = funbench_lines(site)
-    if not lines:
-        return None
+    sources: str
+    rows: list[Row]
+    columns: list[str]
+    codes: list[str]
+    guesses: dict[str, dict[str, Cell]]
+    tasks: list[str]
+    attribution: Attribution
+    datasets: list[str]
+
+    @property
+    def title(self) -> str:
+        return SOURCE_SETS[self.sources]
+
+    @property
+    def table_id(self) -> str:
+        return "funbench-table" if self.sources == "funbench" else "funbench-other-table"
+
+
+def section(sources: str, lines: list[Entry], report: Attribution) -> Section:
     codes = sorted({code_of(e.line.task) for e in lines})
     columns = [*LEVELS, *codes]
     rows: dict[tuple, Row] = {}
@@ -128,19 +158,37 @@ def funbench_view(site: Site):
         row.cells = _cells(row.entries, columns)
     ordered = sorted(rows.values(), key=lambda r: (r.untrained, r.low_coverage, -(r.cells["overall"].value or -1.0),
                                                    r.model))
-    table = CsvTable(("model", "method", "mode", "adapter", "family", "untrained", "column", "funbench_f1",
-                      "random_guess_f1", "n_tasks"))
-    guess_row = random_row(lines, columns)
-    for column, c in guess_row.items():
-        table.add("random guess", None, None, None, None, None, column, c.value, None, c.n)
-    for r in ordered:
-        for column, c in r.cells.items():
-            table.add(r.model, r.method, r.mode, r.adapter, r.family, r.untrained, column, c.value, c.guess, c.n)
     tasks = sorted({e.line.task for e in lines}, key=lambda t: (code_of(t), t))
+    return Section(sources, ordered, columns, codes, random_rows(lines, columns), tasks, report,
+                   sorted({e.line.dataset or "" for e in lines}))
+
+
+def _csv(sections: list[Section]) -> CsvTable:
+    table = CsvTable(("sources", "model", "method", "mode", "adapter", "family", "untrained", "column", "funbench_f1",
+                      "random_guess_f1", "n_tasks"))
+    for s in sections:
+        for kind, cells in s.guesses.items():
+            for column, c in cells.items():
+                table.add(s.sources, GUESSES[kind], None, None, None, None, None, column, c.value, None, c.n)
+        for r in s.rows:
+            for column, c in r.cells.items():
+                table.add(s.sources, r.model, r.method, r.mode, r.adapter, r.family, r.untrained, column, c.value,
+                          c.guess, c.n)
+    return table
+
+
+def funbench_view(site: Site):
+    """The FunBench page, or None when no FunBench task has results."""
+    from focus_eval.leaderboard.pages.views import ViewPage
+
+    lines = funbench_lines(site)
+    if not lines:
+        return None
     report = attribute_entries(lines, include_limited=True)  # lines are already filtered by --include-limited
+    reports = {"funbench": report, "other": report.other}
+    sections = [section(name, part, reports[name]) for name, part in split_sources(lines).items() if part]
     return ViewPage(name="funbench", title="FunBench", template="funbench.html",
-                    csv={"funbench": table, "funbench_attribution": attribution_table(report)},
+                    csv={"funbench": _csv(sections), "funbench_attribution": attribution_table(report)},
                     summary="multiple-choice fundus reading (FunBench F1 by level and subtask, with random guess)",
-                    context={"rows": ordered, "columns": columns, "levels": LEVELS, "codes": codes,
-                             "guess": guess_row, "tasks": tasks, "code_of": code_of, "attribution": report,
+                    context={"sections": sections, "levels": LEVELS, "guess_titles": GUESSES, "code_of": code_of,
                              "mode_titles": MODE_TITLES, "coverage_floor": f"{lines[0].coverage_floor:g}"})

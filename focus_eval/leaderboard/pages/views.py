@@ -51,6 +51,8 @@ def _builtin() -> None:
                          ("fairness-calibration", "focus_pages:fairness_calibration_view"),
                          ("specialisation", "focus_pages:specialisation_view"),
                          ("zero-shot-probe", "focus_pages:zero_shot_probe_view"),
+                         ("interfaces", "focus_pages:interfaces_view"),
+                         ("reliability", "focus_pages:reliability_view"),
                          ("fragility", "fragility_page:fragility_view")):
         PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
