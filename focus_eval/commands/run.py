@@ -5,7 +5,6 @@ too (``--model_args``, ``--batch_size``, ``--output_path``, ``--include_path``, 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ def read_config(path: Path) -> tuple[Any, str]:
     """A --config file's mapping (a run manifest's ``options``) and the name its errors give."""
     import yaml
 
-    from focus_eval.files import load_yaml, read_user_text
+    from focus_eval.files import DuplicateKeyError, load_json, load_yaml, read_user_text
 
     try:
         text = read_user_text(path)
@@ -75,7 +74,9 @@ def read_config(path: Path) -> tuple[Any, str]:
     except yaml.YAMLError as exc:
         raise FocusError(f"--config {path}: {exc}") from None
     try:
-        raw = json.loads(text) if Path(path).suffix == ".json" else load_yaml(text)
+        raw = load_json(text) if Path(path).suffix == ".json" else load_yaml(text)
+    except DuplicateKeyError as exc:
+        raise FocusError(f"--config {path}: {exc}") from None
     except (ValueError, yaml.YAMLError) as exc:
         raise FocusError(f"--config {path}: not a YAML or JSON mapping: {exc}") from None
     if isinstance(raw, dict) and isinstance(raw.get("options"), dict):

@@ -8,7 +8,6 @@ the card does not use are kept in the record's ``extra`` (the cohort filter read
 
 from __future__ import annotations
 
-import json
 import os
 from functools import partial
 from pathlib import Path
@@ -22,6 +21,7 @@ from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.data.spec import ReaderSpec, every_image
 from focus_eval.data.tables import Row, clean_cell, clean_header, read_csv_rows, resolve_columns
 from focus_eval.errors import DataError
+from focus_eval.files import DuplicateKeyError, load_json
 
 CARD_COHORT = "card"  # the cohort a card's filter defines (the default when it has one)
 
@@ -89,7 +89,9 @@ def read_manifest_rows(path: Path) -> tuple[list[str], list[Row]]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = load_json(line)
+        except DuplicateKeyError as exc:
+            raise DataError(f"key {exc.key!r} is given twice", file=str(path), row=lineno) from None
         except ValueError as exc:
             raise DataError(f"not a JSON object: {exc}", file=str(path), row=lineno) from None
         if not isinstance(item, dict):
