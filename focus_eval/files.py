@@ -16,6 +16,10 @@ from typing import Any, Callable, Iterable, Iterator
 import yaml
 
 LOCK_TIMEOUT_S = 600.0
+# The longest file name, in bytes, of the common file systems (ext4, XFS, Btrfs, APFS, ZFS): a name up to it is
+# legal, so every name focus-eval derives from one (a temporary name, a prepared copy) must fit it too.
+NAME_MAX = 255
+_TMP_SUFFIX = ".tmp"
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -23,7 +27,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        # mkstemp adds 8 random characters; the name is cut so that ".<name>.XXXXXXXX.tmp" fits NAME_MAX
+        start = shortened(path.name, NAME_MAX - 2 - 8 - len(_TMP_SUFFIX))
+        fd, tmp = tempfile.mkstemp(prefix=f".{start}.", suffix=_TMP_SUFFIX, dir=path.parent)
     except OSError as exc:
         # the error names the temporary name; the user gave (and must fix) the target
         exc.filename = str(path)
@@ -46,6 +52,13 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             exc.filename, exc.filename2 = str(path), None
         raise
     return path
+
+
+def shortened(name: str, limit: int) -> str:
+    """``name`` cut to at most ``limit`` bytes as the file system stores it, between two characters."""
+    while len(os.fsencode(name)) > limit:
+        name = name[:-1]
+    return name
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -1,6 +1,7 @@
 """The prepared image cache: fundus-cropped, resized JPEGs written once per (dataset, size) by worker processes.
 
-Layout (one file per source image, the source's path relative to the dataset folder plus ``.jpg``):
+Layout (one file per source image, the source's path relative to the dataset folder plus ``.jpg``; a name that
+would then be too long for the file system ends in a digest of the source's name instead, ``copy_relpath``):
 
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/<relpath>.jpg
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/sources.json   the source each copy was made from
@@ -15,6 +16,7 @@ changes, so an old cache is never reused by mistake.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -29,7 +31,7 @@ from focus_eval.data import content, images
 from focus_eval.data.images import open_fundus
 from focus_eval.data.records import ImageRecord
 from focus_eval.errors import DataError, FocusError
-from focus_eval.files import atomic_write_bytes, atomic_write_text, locked
+from focus_eval.files import NAME_MAX, atomic_write_bytes, atomic_write_text, locked, shortened
 from focus_eval.progress import bar as progress_bar
 
 PREPARE_VERSION = 1
@@ -38,6 +40,7 @@ CORRUPT_FILE = "corrupt.json"
 SOURCES_FILE = "sources.json"
 # finished copies are recorded in sources.json at least this often, so an interrupted prepare keeps its work
 SAVE_EVERY = 500
+COPY_SUFFIX = ".jpg"
 
 
 def prepared_dir(data_root: str | os.PathLike, dataset: str, size: int) -> Path:
@@ -46,7 +49,19 @@ def prepared_dir(data_root: str | os.PathLike, dataset: str, size: int) -> Path:
 
 def prepared_path(data_root: str | os.PathLike, dataset: str, size: int, record: ImageRecord) -> Path:
     """Where the prepared copy of ``record``'s image lives (it may not exist yet)."""
-    return prepared_dir(data_root, dataset, size) / (record.relpath + ".jpg")
+    return prepared_dir(data_root, dataset, size) / copy_relpath(record.relpath)
+
+
+def copy_relpath(relpath: str) -> str:
+    """The prepared copy's path under its size folder: the source's ``relpath`` plus ``.jpg``; a file name that
+    would then pass ``NAME_MAX`` bytes keeps its first bytes and ends in a digest of the whole name instead
+    (``<start>~<digest>.jpg``), so every name the file system allows has a copy, and two names never share one."""
+    folder, _, name = relpath.rpartition("/")
+    copy = name + COPY_SUFFIX
+    if len(os.fsencode(copy)) > NAME_MAX:
+        tail = f"~{hashlib.blake2b(os.fsencode(name), digest_size=8).hexdigest()}{COPY_SUFFIX}"
+        copy = shortened(name, NAME_MAX - len(tail)) + tail
+    return f"{folder}/{copy}" if folder else copy
 
 
 def read_corrupt(data_root: str | os.PathLike, dataset: str, size: int) -> dict[str, str]:
@@ -64,7 +79,7 @@ class PreparedCopies:
         self.stamps = _read_stamps(self.sources_file)
 
     def target(self, record: ImageRecord) -> Path:
-        return self.folder / (record.relpath + ".jpg")
+        return self.folder / copy_relpath(record.relpath)
 
     def current(self, record: ImageRecord) -> Path | None:
         """The copy of ``record``'s image if it is whole, was decoded by the current rule and was made from the
