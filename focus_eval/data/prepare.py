@@ -16,6 +16,7 @@ changes, so an old cache is never reused by mistake.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -167,12 +168,8 @@ def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None, dict[str, 
         return target, str(DataError(str(exc), file=source)), None, None
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
-    global _writing
-    _writing = True
-    try:
+    with _unwinding_on_term():
         atomic_write_bytes(target, buffer.getvalue())
-    finally:
-        _writing = False
     stamp = {"digest": digest, "decode": images.DECODE_VERSION, "copy_size": len(buffer.getvalue())}
     return target, None, stamp, (ident, read_at)
 
@@ -234,28 +231,50 @@ def _run(jobs: list[tuple[str, str, int]], workers: int):
         yield from map(_prepare_one, jobs)
         return
     chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
-    # leaving the block (done, an error, SIGINT or SIGTERM in the parent) terminates the workers at once
-    with multiprocessing.Pool(workers, initializer=_worker_signals) as pool:
+    pool = multiprocessing.Pool(workers, initializer=_worker_signals)
+    finished = False
+    try:
         yield from pool.imap(_prepare_one, jobs, chunksize=chunk)
+        finished = True
+    finally:
+        if finished:  # every copy written: the workers leave on their own, no signal sent
+            pool.close()
+            pool.join()
+        else:  # an error, SIGINT or SIGTERM in the parent, or the results left unread: end the workers at once
+            pool.terminate()
 
 
-# whether this worker is writing a copy: only then does SIGTERM unwind (see _exit_on_term)
-_writing = False
+# whether this process is a prepare worker (the parent's signal handlers are the command line's)
+_in_worker = False
 
 
 def _worker_signals() -> None:
-    """Workers leave SIGINT to the parent (which ends them) and end on SIGTERM: by unwinding (SystemExit) while
-    a copy is being written, so that its temporary file is removed (the atomic writer cleans up on any
-    exception), and at once otherwise. Unwinding anywhere else could stop a worker while it holds a lock of the
-    pool's queue or of the interpreter's exit handlers, and leave it waiting on that lock for ever."""
+    """Workers leave SIGINT to the parent (which ends them) and end on SIGTERM: at once, by the default action
+    (no Python handler, which could wait for ever: a signal that lands just before a worker blocks on a lock of
+    the pool's queue runs its handler only when the wait ends), except while a copy is being written, when
+    they unwind (SystemExit), so that the temporary file is removed (the atomic writer cleans up on any
+    exception)."""
+    global _in_worker
+    _in_worker = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_term)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _exit_on_term(signum, frame) -> None:
-    if _writing:
-        raise SystemExit(128 + signum)
-    os._exit(128 + signum)
+@contextlib.contextmanager
+def _unwinding_on_term():
+    """In a worker, SIGTERM unwinds (SystemExit) for the duration of the block; elsewhere nothing changes."""
+    if not _in_worker:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _unwind(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _write_corrupt(data_root, dataset: str, size: int, seen: set[str], corrupt: dict[str, str]) -> None:
