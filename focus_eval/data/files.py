@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 import errno
 import os
+import posixpath
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -217,6 +218,17 @@ def image_files(folder: Path, recursive: bool = False) -> tuple[dict[str, Path],
 def file_index(folder: Path, recursive: bool = False) -> dict[str, Path]:
     """Lower-cased file name -> path for the image files in ``folder`` (see ``image_files``)."""
     return image_files(folder, recursive)[0]
+
+
+def normalised_name(name: str) -> str:
+    """A path as a label file lists it, in its one normal form: ``.`` parts and repeated or trailing ``/``
+    dropped, ``folder/..`` folded (``images/../images/0001.png`` and ``./images//0001.png`` are
+    ``images/0001.png``), so that one file has one name, and one id, before anything is looked up. A leading
+    ``..`` stays (``safe_path`` refuses it where it leaves the dataset folder)."""
+    if not name:
+        return name
+    normal = posixpath.normpath(name)
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
 
 
 def safe_path(root: Path, candidate: Path | str, file: Path | str, row: int | None) -> Path:

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from helpers.open_fixtures import manifest_rows, write_clinic
+from helpers.open_fixtures import clean_cards, manifest_rows, write_clinic  # noqa: F401
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +17,8 @@ from focus_eval.data.manifests import register_manifests
 from focus_eval.data.prepare import PreparedCopies, copy_relpath
 from focus_eval.data.registry import read_dataset
 from focus_eval.files import NAME_MAX, atomic_write_bytes
+
+pytestmark = pytest.mark.usefixtures("clean_cards")
 
 
 def long_name(n_bytes: int, char: str = "x") -> str:

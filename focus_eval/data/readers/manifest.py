@@ -15,7 +15,7 @@ from pathlib import Path
 from focus_eval.data.cards import DatasetCard
 from focus_eval.data.cells import (ABNORMAL_CODES, FINDING_CODES, clean_id, map_code, parse_age, parse_conditions,
                                    parse_grade)
-from focus_eval.data.files import file_problem, require_regular, safe_path
+from focus_eval.data.files import file_problem, normalised_name, require_regular, safe_path
 from focus_eval.data.matching import ImageMatcher, Listed, read_rows, usable_file
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.data.spec import ReaderSpec, every_image
@@ -153,7 +153,7 @@ def _listed(card: DatasetCard, columns: dict[str, str], row: Row) -> Listed:
     def coded(key: str):
         return map_code(cell(key), card.codings[key], file, line, columns.get(key, key))
 
-    image = clean_id(cell("image"), file, line, columns["image"])
+    image = normalised_name(clean_id(cell("image"), file, line, columns["image"]))  # one file, one id
     image_id = Path(image).with_suffix("").as_posix()
     fields = {t: map_code(row.get(columns[c.column]), c.codes, file, line, c.column) for t, c in card.targets.items()}
     extra = {k: v for k, v in row.items() if k not in ("__row__", columns["image"])}
