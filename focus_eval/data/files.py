@@ -29,9 +29,11 @@ class Admission:
     hidden: list[Path] = field(default_factory=list)
     refused: dict[Path, str] = field(default_factory=dict)
     odd_names: list[Path] = field(default_factory=list)
+    # what a reader's helpers noticed in the files they read: a warning template ({n}, {example}) -> examples
+    noticed: dict[str, list[str]] = field(default_factory=dict)
 
     def warnings(self) -> list[str]:
-        out = []
+        out = [template.format(n=len(examples), example=examples[0]) for template, examples in self.noticed.items()]
         if self.hidden:
             out.append(f"{len(self.hidden)} hidden or macOS AppleDouble ('._*') file(s) skipped "
                        f"(e.g. {printable(self.hidden[0])})")
@@ -55,6 +57,14 @@ def admission() -> Iterator[Admission]:
         yield tally
     finally:
         _ADMISSION.reset(token)
+
+
+def notice(template: str, example: str) -> None:
+    """Count ``example`` in the current load's tally under ``template``, a warning given once per load with
+    ``{n}`` (how many) and ``{example}`` (the first) filled in; nothing outside a load."""
+    tally = _ADMISSION.get()
+    if tally is not None:
+        tally.noticed.setdefault(template, []).append(example)
 
 
 def printable(path: Path | str) -> str:
