@@ -244,7 +244,8 @@ def print_check(check, options) -> int:
     estimate = gpu_estimate(check, options)
     if options.json:
         print_json({"model": check.preset.name, "units": [dict(zip(UNITS, r)) for r in rows],
-                    "skipped_by_task": check.skipped, "not_scored": check.unserved, "estimate": estimate})
+                    "skipped_by_task": check.skipped, "not_scored": check.unserved, "notes": check.notes,
+                    "estimate": estimate})
         return 0
     print_table(UNITS, rows, align="lllrrr")
     datasets = len({u.task.dataset for u in check.units})
@@ -252,6 +253,8 @@ def print_check(check, options) -> int:
                f"written (--check)")
     for stem, reason in {**check.skipped, **check.unserved}.items():
         print_text(f"not run: {stem}: {reason}")
+    for note in check.notes:
+        print_text(f"note: {note}")
     if estimate is not None:
         print_text(estimate["text"])
     return 0
