@@ -136,3 +136,24 @@ def positive_number(text: str) -> float:
     if not 0 < value < float("inf"):  # NaN fails this too
         raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
     return value
+
+
+def processes(text: str) -> int:
+    """--workers of datasets prepare: 1 to MAX_WORKERS worker processes."""
+    value = _integer(text)
+    if not 1 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_WORKERS} worker processes, got {text!r}")
+    return value
+
+
+# The largest side of a prepared image: above every decode size a preset uses (896) with room to spare, and far
+# below what would exhaust memory (a square of this side is 200 MB as RGB).
+MAX_IMAGE_SIDE = 8192
+
+
+def image_side(text: str) -> int:
+    """--size of datasets prepare: a side of 1 to MAX_IMAGE_SIDE pixels."""
+    value = _integer(text)
+    if not 1 <= value <= MAX_IMAGE_SIDE:
+        raise argparse.ArgumentTypeError(f"expected a side of 1 to {MAX_IMAGE_SIDE} pixels, got {text!r}")
+    return value

@@ -65,19 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     prepare.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     prepare.add_argument("--data-root", help=ROOT_HELP)
     prepare.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
-    prepare.add_argument("--size", type=_positive, action="append", default=[],
+    prepare.add_argument("--size", type=validators.image_side, action="append", default=[],
                          help="side of the prepared square images, in pixels (repeatable)")
     prepare.add_argument("--for-models", metavar="PRESETS", action="append", default=[],
                          help="comma-separated model presets (names or YAML files): prepare the size each decodes "
                               "its images at (e.g. 896 for Gemma 3 models, 256 for a 224 crop of a 256 resize)")
-    prepare.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all CPUs)")
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
+    prepare.add_argument("--workers", type=validators.processes, default=None,
+                         help="worker processes (default: all CPUs)")
 
 
 def run(args: argparse.Namespace) -> int:

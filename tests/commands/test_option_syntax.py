@@ -47,6 +47,19 @@ def test_a_malformed_or_out_of_range_option_is_a_usage_error_naming_it(flag, val
     assert f"error: argument {flag}: " in err and expected in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("argv, expected", [
+    (["--size", "100000"], "argument --size: expected a side of 1 to 8192 pixels, got '100000'"),
+    (["--size", "0"], "argument --size: expected a side of 1 to 8192 pixels, got '0'"),
+    (["--size", "big"], "argument --size: expected a whole number, got 'big'"),
+    (["--size", "32", "--workers", "0"], "argument --workers: expected 1 to 256 worker processes, got '0'"),
+    (["--size", "32", "--workers", "100000"], "argument --workers: expected 1 to 256 worker processes"),
+])
+def test_datasets_prepare_sizes_and_workers_are_bounded(argv, expected, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["datasets", "prepare", "brset", *argv])
+    assert exit_.value.code == 2 and expected in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("key, value, expected", [
     ("corruptions", "blur:", "after 'blur:'"),
     ("corruptions", ",", "expected one or more names"),
