@@ -130,7 +130,6 @@ def add_image(load: DatasetLoad, root: Path, path: Path | Skipped, image_id: str
         _check_agree(load, first, load.origins[first.image_id], record, where, canonical)
         reason = f"the same file as {load.origins[first.image_id]} ({printable(canonical)}); read once"
         load.skipped.append(Skipped(origin or str(load.root), None, image_id, reason))
-        load.warnings.append(f"{where}, image {image_id!r}, is {reason}")
         return
     load.origins[image_id] = where
     load.files[canonical] = record
@@ -155,6 +154,8 @@ def _check_agree(load: DatasetLoad, first: ImageRecord, first_where: str, second
         raise DataError(f"{second_where} (image {second.image_id!r}) and {first_where} (image {first.image_id!r}) "
                         f"are one file, {printable(canonical)}, and disagree on {', '.join(differ)}; one file is "
                         "one image: list it once", file=str(load.root))
+    load.warnings.append(f"{second_where}, image {second.image_id!r}, is the same file as {first_where} "
+                         f"({printable(canonical)}); read once")
 
 
 def check_unique_ids(load: DatasetLoad) -> None:
@@ -179,13 +180,7 @@ def _check_unique_files(load: DatasetLoad) -> None:
         if other is record:
             kept.append(record)
             continue
-        differ = disagreements(other, record)
-        if differ:
-            raise DataError(f"image ids {other.image_id!r} and {record.image_id!r} are one file, "
-                            f"{printable(canonical)} ({other.relpath}, {record.relpath}), and disagree on "
-                            f"{', '.join(differ)}; one file is one image", file=str(load.root))
-        load.warnings.append(f"image {record.image_id!r} ({record.relpath}) is the same file as image "
-                             f"{other.image_id!r} ({other.relpath}); read once")
+        _check_agree(load, other, other.relpath, record, record.relpath, canonical)
     load.records = kept
 
 

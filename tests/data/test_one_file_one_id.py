@@ -101,15 +101,22 @@ def test_a_registered_reader_that_lists_one_file_twice_is_stopped_by_the_registr
     (folder / "a").mkdir(parents=True)
     shutil.copy(Path(__file__), folder / "a" / "eye.png")  # any bytes: nothing decodes them here
 
+    second_dr = [1]
+
     def read(root: Path) -> DatasetLoad:
         records = [ImageRecord("own", image_id, "p1", root / name, name, dr=dr)
-                   for image_id, name, dr in (("eye", "a/eye.png", 0), ("eye2", "a/../a/eye.png", 1))]
+                   for image_id, name, dr in (("eye", "a/eye.png", 0), ("eye2", "a/../a/eye.png", second_dr[0]))]
         return DatasetLoad("own", root, records)
 
     registry.register_dataset("own", registry.Reader(ReaderSpec(name="own", targets=("dr",), group_key="p"), read))
     try:
-        with pytest.raises(DataError, match=r"image ids 'eye' and 'eye2' are one file, .*a/eye.png.*disagree on dr"):
+        with pytest.raises(DataError, match=r"a/../a/eye.png \(image 'eye2'\) and a/eye.png \(image 'eye'\) are one "
+                                             r"file, .*own/a/eye.png, and disagree on dr"):
             registry.read_dataset("own", tmp_path)
+        second_dr[0] = 0  # the same labels: the file enters once, with a warning
+        load = registry.read_dataset("own", tmp_path)
+        assert [r.image_id for r in load.records] == ["eye"]
+        assert any(w.startswith("a/../a/eye.png, image 'eye2', is the same file as a/eye.png") for w in load.warnings)
     finally:
         registry.READERS.unregister("own")
 
