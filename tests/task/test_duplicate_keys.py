@@ -50,7 +50,7 @@ def test_a_json_key_given_twice_names_the_key_and_its_line():
 @given(st.lists(st.tuples(KEYS, VALUES), min_size=1, max_size=8), st.data())
 def test_any_document_with_a_repeated_key_is_refused_and_any_without_one_reads_as_json_does(pairs, data):
     keys = [k for k, _ in pairs]
-    yaml_text = "".join(f"{k}: {json.dumps(v)}\n" for k, v in pairs)
+    yaml_text = "".join(f"{json.dumps(k)}: {json.dumps(v)}\n" for k, v in pairs)  # quoted: "on" is a text
     json_text = "{\n" + ",\n".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in pairs) + "\n}"
     if len(set(keys)) == len(keys):
         assert load_yaml(yaml_text) == dict(pairs) == load_json(json_text)
