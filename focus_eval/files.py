@@ -1,7 +1,8 @@
 """The one way focus-eval writes a file that others read: a unique temporary file beside the target, flushed to
 disk, then renamed over it (readers see the old or the new file, never half of one), plus an advisory lock
 (``filelock``) for read-modify-write of a shared file, JSON Lines reading and writing (``jsonlines``), and the one
-YAML reader for every file a user can hand in (safe types only, no aliases, bounded size)."""
+YAML reader and the one JSON reader for every file a user can hand in (safe types only, no aliases, bounded size,
+no key given twice)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from typing import Any, Callable, Iterable, Iterator
 import yaml
 
 LOCK_TIMEOUT_S = 600.0
+# The longest file name, in bytes, of the common file systems (ext4, XFS, Btrfs, APFS, ZFS): a name up to it is
+# legal, so every name focus-eval derives from one (a temporary name, a prepared copy) must fit it too.
+NAME_MAX = 255
+_TMP_SUFFIX = ".tmp"
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
@@ -22,7 +27,9 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        # mkstemp adds 8 random characters; the name is cut so that ".<name>.XXXXXXXX.tmp" fits NAME_MAX
+        start = shortened(path.name, NAME_MAX - 2 - 8 - len(_TMP_SUFFIX))
+        fd, tmp = tempfile.mkstemp(prefix=f".{start}.", suffix=_TMP_SUFFIX, dir=path.parent)
     except OSError as exc:
         # the error names the temporary name; the user gave (and must fix) the target
         exc.filename = str(path)
@@ -45,6 +52,13 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> Path:
             exc.filename, exc.filename2 = str(path), None
         raise
     return path
+
+
+def shortened(name: str, limit: int) -> str:
+    """``name`` cut to at most ``limit`` bytes as the file system stores it, between two characters."""
+    while len(os.fsencode(name)) > limit:
+        name = name[:-1]
+    return name
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
@@ -101,9 +115,19 @@ def read_jsonl_rows(path: str | os.PathLike) -> Iterator[tuple[int, Any | None, 
 MAX_YAML_BYTES = 4 * 1024 * 1024
 
 
+class DuplicateKeyError(yaml.YAMLError, ValueError):
+    """A mapping of a user's YAML or JSON file that gives one key twice (its message names the key and both
+    lines). A YAMLError for the YAML readers' handlers and a ValueError for the JSON readers'."""
+
+    def __init__(self, key: Any, first: int, second: int):
+        super().__init__(f"key {key!r} is given twice (lines {first} and {second})")
+        self.key, self.lines = key, (first, second)
+
+
 class NoAliasLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing aliases (``*name``): a few bytes of aliases can expand to gigabytes once
-    the value is written out or hashed ("billion laughs"), and no focus-eval file needs them."""
+    the value is written out or hashed ("billion laughs"), and no focus-eval file needs them; and refusing a
+    key given twice in one mapping (PyYAML keeps the last value silently)."""
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
@@ -111,6 +135,19 @@ class NoAliasLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed here: write the value "
                                               "out in full", mark)
         return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        if isinstance(node, yaml.MappingNode):
+            lines: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                key, line = self.construct_object(key_node, deep=True), key_node.start_mark.line + 1
+                try:
+                    if key in lines:
+                        raise DuplicateKeyError(key, lines[key], line)
+                    lines[key] = line
+                except TypeError:
+                    continue  # an unhashable key: the base class says so, with its line
+        return super().construct_mapping(node, deep)
 
 
 class UserFileError(yaml.YAMLError):
@@ -148,3 +185,62 @@ def load_yaml(text: str) -> Any:
         return loader.get_single_data()
     finally:
         loader.dispose()
+
+
+def load_json(text: str | bytes) -> Any:
+    """Parse JSON ``text`` (a user's file or one line of a JSON Lines file), refusing a key given twice in one
+    object (``json.loads`` keeps the last value silently): a ``DuplicateKeyError`` naming the key and both
+    lines. Other errors are ``json.JSONDecodeError``; both are ValueErrors."""
+    import json
+
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except _Repeated:
+        text = text.decode("utf-8-sig") if isinstance(text, bytes) else text
+        return _KeyLines().decode(text)  # read again, slowly, to find the lines: it raises DuplicateKeyError
+
+
+class _Repeated(ValueError):
+    pass
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _Repeated()
+    return out
+
+
+class _KeyLines:
+    """A JSON decoder on the standard library's pure-Python scanner, whose object parser notes where each
+    value of an object starts, so that a key given twice is named with its lines."""
+
+    def __init__(self):
+        import json
+        from json import scanner
+
+        self.decoder = json.JSONDecoder()
+        self.decoder.parse_object = self._parse_object
+        self.decoder.scan_once = scanner.py_make_scanner(self.decoder)
+
+    def decode(self, text: str) -> Any:
+        return self.decoder.decode(text)
+
+    @staticmethod
+    def _parse_object(s_and_end, strict, scan_once, object_hook, object_pairs_hook, memo=None):
+        from json.decoder import JSONObject
+
+        text, starts = s_and_end[0], []
+
+        def scan(string, index):
+            starts.append(index)
+            return scan_once(string, index)
+
+        pairs, end = JSONObject(s_and_end, strict, scan, None, list, memo)
+        lines: dict[str, int] = {}
+        for (key, _), start in zip(pairs, starts):
+            line = text.count("\n", 0, text.rfind(":", 0, start)) + 1  # the line of the key's colon
+            if key in lines:
+                raise DuplicateKeyError(key, lines[key], line)
+            lines[key] = line
+        return dict(pairs), end

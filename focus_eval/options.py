@@ -42,6 +42,12 @@ class Option:
     path: bool = False  # a file or folder (its items, for a list): made absolute where jobs run elsewhere
     check: Callable[[Any], Any] | None = None  # a value from a file or a keyword -> the field's value
     render: Callable[[Any], list[str]] | None = None  # the field's value -> command-line texts, one per flag
+    # the methods whose numbers the option changes (a method class -> bool; None: every method), in words for the
+    # note a run gives when it ignores the option for a method; and the key of Task.variant that the task copies
+    # the option makes carry (a method it does not apply to does not score those copies)
+    applies: Callable[[Any], bool] | None = None
+    applies_to: str = ""
+    variant: str | None = None
 
 
 def option(default: Any = MISSING, *, factory: Callable[[], Any] | None = None, **spec: Any) -> Any:
@@ -88,13 +94,29 @@ def check_split_files(value: Any) -> dict[str, str]:
 
 
 def check_methods(value: Any) -> list[str] | None:
-    """``--methods a,b`` or a list of names."""
+    """``--methods a,b`` or a list of names (``validators.names``: at least one, none empty)."""
     if value is None:
         return None
-    items = value.split(",") if isinstance(value, str) else value
+    items = [value] if isinstance(value, str) else value
     if not isinstance(items, (list, tuple)) or not all(isinstance(m, str) for m in items):
-        raise ValueError(f"expected method names, got {value!r}")
-    return [m.strip() for m in items if m.strip()] or None
+        raise ValueError(f"expected names, got {value!r}")
+    try:
+        return validators.names(",".join(items)).split(",")
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(str(exc)) from None
+
+
+# what the methods an option applies to have in common (a method class: runner/methods/base.py's attributes)
+def _fits_probe(method) -> bool:
+    return "train" in method.splits
+
+
+def _reads_prompt(method) -> bool:
+    return method.kind == "prompt"
+
+
+def _reads_images(method) -> bool:
+    return getattr(method, "reads_images", True)
 
 
 def check_model_args(value: Any) -> dict[str, Any] | str:
@@ -190,16 +212,19 @@ class RunOptions:
         False, flags=("--verify-images",), kind=ON,
         help="also fingerprint the bytes of every image (resume then notices content changes that keep a "
              "file's size and time)")
-    num_workers: int | None = option(None, flags=("--num-workers",), parse=validators.non_negative,
+    num_workers: int | None = option(None, flags=("--num-workers",), parse=validators.workers,
                                      help="image decoding worker processes")
     probe_compat: bool = option(False, flags=("--probe-compat",), kind=ON, numbers=True,
+                                applies=_fits_probe, applies_to="the probes (linear_probe, ve_probe)",
                                 help="reference linear probe: L2-normalised features, C = 1, no validation search")
     probe_select: str = option(
         "log_loss", flags=("--probe-select",), choices=("log_loss", "auroc"), numbers=True,
+        applies=_fits_probe, applies_to="the probes (linear_probe, ve_probe)",
         help="how the linear probe chooses C on the validation split: log-loss (default, a proper scoring "
              "rule) or AUROC")
     zs_scale: float | None = option(
-        None, flags=("--zs-scale",), parse=float, numbers=True,
+        None, flags=("--zs-scale",), parse=validators.positive_number, numbers=True,
+        applies=lambda method: method.name == "zero_shot", applies_to="zero_shot",
         help="fixed zero-shot logit scale (100 reproduces the reference); default: the model's own")
     adapter: str | None = option(None, flags=("--adapter",), numbers=True, path=True,
                                  help="folder of a peft LoRA adapter to load on the base model")
@@ -212,7 +237,8 @@ class RunOptions:
         factory=dict, flags=("--split-file",), kind=APPEND, metavar="DATASET=CSV", check=check_split_files,
         render=_render_pairs, numbers=True, fingerprint="split_file_sha256",
         help="external split file (image_id, split) for one dataset; repeatable")
-    methods: list[str] | None = option(None, flags=("--methods",), check=check_methods, render=lambda v: [",".join(v)],
+    methods: list[str] | None = option(None, flags=("--methods",), parse=validators.names, check=check_methods,
+                                       render=lambda v: [",".join(v)],
                                        help="subset of the preset's methods, comma-separated")
     n_boot: int = option(1000, flags=("--n-boot",), parse=validators.n_boot, numbers=True,
                          help="bootstrap resamples for confidence intervals")
@@ -239,22 +265,26 @@ class RunOptions:
              "group) per command, one experiment (project) per benchmark; checked before the run starts; a "
              "tracker that fails during the run is named in the summary")
     prompt_variants: list[str] | None = option(
-        None, flags=("--prompt-variants",), check=check_methods, render=lambda v: [",".join(v)],
+        None, flags=("--prompt-variants",), parse=validators.names, check=check_methods,
+        render=lambda v: [",".join(v)], applies=_reads_prompt, variant="prompt_variant",
+        applies_to="the methods that ask a prompt (prompt, multiple_choice, knowledge_prompt)",
         help="ask each yes/no task once per prompt paraphrase its file declares: 'all' (the task's own prompt, "
              "'default', and every variant) or names, comma-separated; each variant is a task <task>@<name>")
     corruptions: str | None = option(
-        None, flags=("--corruptions",), metavar="KIND[:SEVERITY],...",
+        None, flags=("--corruptions",), metavar="KIND[:SEVERITY],...", parse=validators.corruptions,
+        applies=_reads_images, applies_to="the methods that read images", variant="corruption",
         help="also score every task on corrupted images: blur, jpeg, illumination, exposure, rotation, each at "
              "severity 1-3 (all three when left out), e.g. blur:3,jpeg; each is a task <task>@<kind><severity> "
              "(docs/ROBUSTNESS.md)")
     train_fraction: str | None = option(
         None, flags=("--train-fraction",), metavar="F,...", parse=validators.fractions,
+        applies=_fits_probe, applies_to="the probes (linear_probe, ve_probe)", variant="train_fraction",
         help="also fit the probes (linear_probe, ve_probe) on these fractions of the training patients, e.g. "
              "0.01,0.1,0.5,1 (by patient, stratified by label); each is a task <task>@train<F>-s<seed>")
-    train_seeds: int = option(1, flags=("--train-seeds",), parse=validators.positive,
+    train_seeds: int = option(1, flags=("--train-seeds",), parse=validators.train_seeds,
                               help="draws of the training patients per --train-fraction (seeds --seed, --seed+1, ...)")
     label_rules: list[str] | None = option(
-        None, flags=("--label-rules",), check=check_methods, render=lambda v: [",".join(v)],
+        None, flags=("--label-rules",), parse=validators.names, check=check_methods, render=lambda v: [",".join(v)],
         help="also score every task under the alternative label rules its file declares: 'all' or names, "
              "comma-separated (e.g. severe: referable DR from severe NPDR); each is a task <task>@<rule>")
     argv: list[str] = option(factory=list, kind=RECORD)
@@ -262,6 +292,13 @@ class RunOptions:
     def __post_init__(self):
         if self.probe_select not in ("log_loss", "auroc"):
             raise FocusError(f"probe_select must be 'log_loss' or 'auroc', got {self.probe_select!r}")
+        if self.train_seeds != 1 and not self.train_fraction:
+            raise FocusError(f"--train-seeds {self.train_seeds}: the draws are of --train-fraction's training "
+                             "patients, and no --train-fraction is given")
+        if isinstance(self.seed, int) and isinstance(self.train_seeds, int) and \
+                self.seed + self.train_seeds - 1 >= 2 ** 32:
+            raise FocusError(f"--seed {self.seed} with --train-seeds {self.train_seeds}: the draws use seeds "
+                             f"--seed to --seed + {self.train_seeds - 1}, past the largest seed {2 ** 32 - 1}")
 
 
 @dataclass(frozen=True)

@@ -62,3 +62,98 @@ def fractions(text) -> str:
         if not 0 < value <= 1:  # NaN fails this too
             raise argparse.ArgumentTypeError(f"a training fraction must be in (0, 1], got {item!r}")
     return ",".join(str(i).strip() for i in items)
+
+
+def names(text: str) -> str:
+    """Comma-separated names (--methods, --prompt-variants, --label-rules): at least one, none empty; kept as
+    written, each name stripped."""
+    items = [item.strip() for item in str(text).split(",")]
+    if not any(items):
+        raise argparse.ArgumentTypeError(f"expected one or more names separated by commas, got {text!r}")
+    if not all(items):
+        raise argparse.ArgumentTypeError(f"expected names separated by commas, got an empty name in {text!r}")
+    return ",".join(items)
+
+
+# The image corruptions (--corruptions KIND[:SEVERITY],...); data/corruptions.py gives each its parameters.
+CORRUPTION_KINDS = ("blur", "jpeg", "illumination", "exposure", "rotation")
+SEVERITIES = (1, 2, 3)
+
+
+def corruption_items(text: str) -> list[tuple[str, int | None]]:
+    """``blur:3,jpeg`` -> [("blur", 3), ("jpeg", None)]: each item a known kind, alone or with a severity 1-3
+    after one ':' (an item left empty, or a ':' with nothing after it, is an error, not "every severity")."""
+    out = []
+    for item in (i.strip() for i in names(text).split(",")):
+        kind, colon, severity = item.partition(":")
+        if kind not in CORRUPTION_KINDS:
+            raise argparse.ArgumentTypeError(f"unknown kind {kind!r} in {text!r}; expected one of "
+                                             f"{', '.join(CORRUPTION_KINDS)}")
+        if colon and severity not in {str(s) for s in SEVERITIES}:
+            raise argparse.ArgumentTypeError(f"expected a severity of 1, 2 or 3 after '{kind}:', got {severity!r} "
+                                             f"(leave out ':' for all three)")
+        out.append((kind, int(severity) if colon else None))
+    return out
+
+
+def corruptions(text: str) -> str:
+    """--corruptions: ``corruption_items``'s syntax, checked; kept as written, each item stripped."""
+    corruption_items(text)
+    return ",".join(i.strip() for i in str(text).split(","))
+
+
+# More draws of the training patients than this add nothing to the spread a label-efficiency curve shows, and each
+# is a probe fit per fraction and task.
+MAX_TRAIN_SEEDS = 100
+
+
+def train_seeds(text: str) -> int:
+    """--train-seeds: 1 to MAX_TRAIN_SEEDS draws of the training patients."""
+    value = _integer(text)
+    if not 1 <= value <= MAX_TRAIN_SEEDS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_TRAIN_SEEDS} draws, got {text!r}")
+    return value
+
+
+# More image decoding processes than this exhaust memory and open files long before they add speed.
+MAX_WORKERS = 256
+
+
+def workers(text: str) -> int:
+    """--num-workers: 0 (decode in the main process) to MAX_WORKERS worker processes."""
+    value = _integer(text)
+    if not 0 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"expected 0 to {MAX_WORKERS} worker processes, got {text!r}")
+    return value
+
+
+def positive_number(text: str) -> float:
+    """A finite number above 0 (--zs-scale)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0 < value < float("inf"):  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"expected a finite number above 0, got {text!r}")
+    return value
+
+
+def processes(text: str) -> int:
+    """--workers of datasets prepare: 1 to MAX_WORKERS worker processes."""
+    value = _integer(text)
+    if not 1 <= value <= MAX_WORKERS:
+        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_WORKERS} worker processes, got {text!r}")
+    return value
+
+
+# The largest side of a prepared image: above every decode size a preset uses (896) with room to spare, and far
+# below what would exhaust memory (a square of this side is 200 MB as RGB).
+MAX_IMAGE_SIDE = 8192
+
+
+def image_side(text: str) -> int:
+    """--size of datasets prepare: a side of 1 to MAX_IMAGE_SIDE pixels."""
+    value = _integer(text)
+    if not 1 <= value <= MAX_IMAGE_SIDE:
+        raise argparse.ArgumentTypeError(f"expected a side of 1 to {MAX_IMAGE_SIDE} pixels, got {text!r}")
+    return value

@@ -27,12 +27,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     check = actions.add_parser("check", help="report what each dataset folder holds",
                                description="Report, per dataset: found or the expected path, images per split, "
                                            "positives per target and split, metadata coverage, skipped rows, "
-                                           "and the split check. Exit status 1 if any dataset is unusable.")
+                                           "byte-identical images across patients and splits (a test image equal "
+                                           "to a training image fails the split check), and the split check. "
+                                           "Exit status 1 if any dataset is unusable.")
     check.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     check.add_argument("--data-root", help=ROOT_HELP)
     check.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
     check.add_argument("--cohort", help="cohort to check (default: each dataset's default cohort)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+    check.add_argument("--no-content-check", dest="contents", action="store_false",
+                       help="do not compare image contents (by default every image file is read once, its content "
+                            "digest remembered, to find byte-identical images across patients and splits)")
     export = actions.add_parser("export", help="write a dataset's harmonized records as CSV",
                                 description="Write one CSV row per image: " + ", ".join(EXPORT_COLUMNS) +
                                             " (path relative to the dataset folder; empty cell = missing), then "
@@ -60,19 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     prepare.add_argument("names", nargs="*", metavar="NAME", help=NAMES_HELP)
     prepare.add_argument("--data-root", help=ROOT_HELP)
     prepare.add_argument("--dataset-path", action="append", default=[], metavar="NAME=DIR", help=CARD_HELP)
-    prepare.add_argument("--size", type=_positive, action="append", default=[],
+    prepare.add_argument("--size", type=validators.image_side, action="append", default=[],
                          help="side of the prepared square images, in pixels (repeatable)")
     prepare.add_argument("--for-models", metavar="PRESETS", action="append", default=[],
                          help="comma-separated model presets (names or YAML files): prepare the size each decodes "
                               "its images at (e.g. 896 for Gemma 3 models, 256 for a 224 crop of a 256 resize)")
-    prepare.add_argument("--workers", type=_positive, default=None, help="worker processes (default: all CPUs)")
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
-    return value
+    prepare.add_argument("--workers", type=validators.processes, default=None,
+                         help="worker processes (default: all CPUs)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -98,8 +97,9 @@ def selected_names(names: list[str], root: Path) -> list[str]:
     return found
 
 
-def check_dataset(name: str, root: Path, cohort: str | None = None) -> dict:
-    """The check report of one dataset, as a JSON-ready dict; never raises for a bad dataset folder."""
+def check_dataset(name: str, root: Path, cohort: str | None = None, contents: bool = True) -> dict:
+    """The check report of one dataset, as a JSON-ready dict; never raises for a bad dataset folder. With
+    ``contents``, the images of the cohort are compared by content digest (``data/duplicates.py``)."""
     folder = registry.dataset_folder(root, name)
     report = {"name": name, "folder": str(folder), "found": folder.is_dir(), "usable": False, "error": None}
     if not report["found"]:
@@ -119,10 +119,25 @@ def check_dataset(name: str, root: Path, cohort: str | None = None) -> dict:
     except DataError as exc:
         split_check = str(exc)
     report.update(_summary(load, read_count), split_check=split_check)
+    if contents:
+        identical = _identical(load)
+        report["identical_images"] = identical.to_dict()
+        report["warnings"] += identical.warnings()
+        leakage = identical.leakage()
+        if leakage and split_check == "ok":
+            report["split_check"] = split_check = leakage
     report["usable"] = split_check == "ok" and bool(load.records)
     if not load.records:
         report["error"] = f"no images in cohort {load.metadata.get('cohort')!r}"
     return report
+
+
+def _identical(load: DatasetLoad):
+    from focus_eval.data.duplicates import find_identical
+    from focus_eval.progress import bar, on_terminal
+
+    with bar(len(load.records), f"compare contents {load.name}", enabled=on_terminal()) as progress:
+        return find_identical(load.records, progress=progress)
 
 
 def _summary(load: DatasetLoad, read_count: int) -> dict:
@@ -178,7 +193,8 @@ def label_field_counts(records) -> dict:
 
 def run_check(args: argparse.Namespace) -> int:
     root = registry.data_root(args.data_root)
-    reports = [check_dataset(name, root, args.cohort) for name in selected_names(args.names, root)]
+    reports = [check_dataset(name, root, args.cohort, getattr(args, "contents", True))
+               for name in selected_names(args.names, root)]
     if args.json:
         print(json.dumps({"data_root": str(root), "datasets": reports}, indent=2))
     else:

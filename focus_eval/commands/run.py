@@ -5,7 +5,6 @@ too (``--model_args``, ``--batch_size``, ``--output_path``, ``--include_path``, 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,7 @@ def read_config(path: Path) -> tuple[Any, str]:
     """A --config file's mapping (a run manifest's ``options``) and the name its errors give."""
     import yaml
 
-    from focus_eval.files import load_yaml, read_user_text
+    from focus_eval.files import DuplicateKeyError, load_json, load_yaml, read_user_text
 
     try:
         text = read_user_text(path)
@@ -75,7 +74,9 @@ def read_config(path: Path) -> tuple[Any, str]:
     except yaml.YAMLError as exc:
         raise FocusError(f"--config {path}: {exc}") from None
     try:
-        raw = json.loads(text) if Path(path).suffix == ".json" else load_yaml(text)
+        raw = load_json(text) if Path(path).suffix == ".json" else load_yaml(text)
+    except DuplicateKeyError as exc:
+        raise FocusError(f"--config {path}: {exc}") from None
     except (ValueError, yaml.YAMLError) as exc:
         raise FocusError(f"--config {path}: not a YAML or JSON mapping: {exc}") from None
     if isinstance(raw, dict) and isinstance(raw.get("options"), dict):
@@ -246,7 +247,8 @@ def print_check(check, options) -> int:
     estimate = gpu_estimate(check, options)
     if options.json:
         print_json({"model": check.preset.name, "units": [dict(zip(UNITS, r)) for r in rows],
-                    "skipped_by_task": check.skipped, "not_scored": check.unserved, "estimate": estimate})
+                    "skipped_by_task": check.skipped, "not_scored": check.unserved, "notes": check.notes,
+                    "estimate": estimate})
         return 0
     print_table(UNITS, rows, align="lllrrr")
     datasets = len({u.task.dataset for u in check.units})
@@ -254,6 +256,8 @@ def print_check(check, options) -> int:
                f"written (--check)")
     for stem, reason in {**check.skipped, **check.unserved}.items():
         print_text(f"not run: {stem}: {reason}")
+    for note in check.notes:
+        print_text(f"note: {note}")
     if estimate is not None:
         print_text(estimate["text"])
     return 0

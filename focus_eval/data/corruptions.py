@@ -10,6 +10,7 @@ docs/ROBUSTNESS.md gives each kind's parameters and the acquisition artefact it 
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import io
 from dataclasses import dataclass
@@ -17,9 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageFilter
 
+from focus_eval import validators
 from focus_eval.errors import FocusError
 
-SEVERITIES = (1, 2, 3)
+# the kinds and severities (validators.py: --corruptions is checked where the run options are parsed)
+KINDS, SEVERITIES = validators.CORRUPTION_KINDS, validators.SEVERITIES
 # kind -> the parameter at severities 1, 2, 3
 PARAMETERS = {
     "blur": (0.006, 0.015, 0.03),  # Gaussian blur radius, a fraction of the image side
@@ -28,7 +31,6 @@ PARAMETERS = {
     "exposure": (1.35, 1.7, 2.2),  # brightness gain (over-exposure) or its inverse (under-exposure)
     "rotation": (4.0, 8.0, 15.0),  # degrees, either direction
 }
-KINDS = tuple(PARAMETERS)
 
 
 @dataclass(frozen=True)
@@ -48,20 +50,18 @@ class Corruption:
 
 
 def parse(spec: str | list | tuple | None) -> list[Corruption]:
-    """``blur:3,jpeg`` -> corruptions; a kind without a severity stands for all three severities."""
-    if not spec:
+    """``blur:3,jpeg`` -> corruptions; a kind without a severity stands for all three severities. The syntax is
+    ``validators.corruption_items``'s (an empty item or severity is an error)."""
+    if spec is None:
         return []
-    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    text = spec if isinstance(spec, str) else ",".join(str(i) for i in spec)
+    try:
+        items = validators.corruption_items(text)
+    except argparse.ArgumentTypeError as exc:
+        raise FocusError(f"--corruptions: {exc}") from None
     out: list[Corruption] = []
-    for item in (str(i).strip() for i in items):
-        if not item:
-            continue
-        kind, _, severity = item.partition(":")
-        if kind not in PARAMETERS:
-            raise FocusError(f"--corruptions: unknown kind {kind!r}; known: {', '.join(KINDS)}")
-        if severity and severity not in {str(s) for s in SEVERITIES}:
-            raise FocusError(f"--corruptions: severity of {kind} must be 1, 2 or 3, got {severity!r}")
-        for s in [int(severity)] if severity else SEVERITIES:
+    for kind, severity in items:
+        for s in [severity] if severity else SEVERITIES:
             if Corruption(kind, s) not in out:
                 out.append(Corruption(kind, s))
     return out

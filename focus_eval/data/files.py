@@ -9,6 +9,7 @@ import contextlib
 import contextvars
 import errno
 import os
+import posixpath
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +29,11 @@ class Admission:
     hidden: list[Path] = field(default_factory=list)
     refused: dict[Path, str] = field(default_factory=dict)
     odd_names: list[Path] = field(default_factory=list)
+    # what a reader's helpers noticed in the files they read: a warning template ({n}, {example}) -> examples
+    noticed: dict[str, list[str]] = field(default_factory=dict)
 
     def warnings(self) -> list[str]:
-        out = []
+        out = [template.format(n=len(examples), example=examples[0]) for template, examples in self.noticed.items()]
         if self.hidden:
             out.append(f"{len(self.hidden)} hidden or macOS AppleDouble ('._*') file(s) skipped "
                        f"(e.g. {printable(self.hidden[0])})")
@@ -54,6 +57,14 @@ def admission() -> Iterator[Admission]:
         yield tally
     finally:
         _ADMISSION.reset(token)
+
+
+def notice(template: str, example: str) -> None:
+    """Count ``example`` in the current load's tally under ``template``, a warning given once per load with
+    ``{n}`` (how many) and ``{example}`` (the first) filled in; nothing outside a load."""
+    tally = _ADMISSION.get()
+    if tally is not None:
+        tally.noticed.setdefault(template, []).append(example)
 
 
 def printable(path: Path | str) -> str:
@@ -217,6 +228,17 @@ def image_files(folder: Path, recursive: bool = False) -> tuple[dict[str, Path],
 def file_index(folder: Path, recursive: bool = False) -> dict[str, Path]:
     """Lower-cased file name -> path for the image files in ``folder`` (see ``image_files``)."""
     return image_files(folder, recursive)[0]
+
+
+def normalised_name(name: str) -> str:
+    """A path as a label file lists it, in its one normal form: ``.`` parts and repeated or trailing ``/``
+    dropped, ``folder/..`` folded (``images/../images/0001.png`` and ``./images//0001.png`` are
+    ``images/0001.png``), so that one file has one name, and one id, before anything is looked up. A leading
+    ``..`` stays (``safe_path`` refuses it where it leaves the dataset folder)."""
+    if not name:
+        return name
+    normal = posixpath.normpath(name)
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
 
 
 def safe_path(root: Path, candidate: Path | str, file: Path | str, row: int | None) -> Path:

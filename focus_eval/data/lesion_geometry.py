@@ -13,6 +13,7 @@ from typing import Mapping
 import numpy as np
 from scipy import ndimage
 
+from focus_eval.data.files import notice, printable
 from focus_eval.data.images import image_size, open_image
 from focus_eval.errors import DataError
 
@@ -28,21 +29,28 @@ SIZE_BINS = (("none", 0.0), ("small", 0.001), ("medium", 0.01), ("large", float(
 COUNT_BINS = (("none", 0), ("1-5", 5), ("6-20", 20), ("over_20", None))
 
 
-# A mask pixel is lesion where its brightest colour channel reaches this level: Retinal-Lesions' grey 127 (a
-# lesion marked outside the grading guideline) counts, the few levels of noise a JPEG or resized copy of a
-# mask leaves around its edges do not. No smallest lesion size: a microaneurysm is a few pixels.
+# A binary mask (no more than BINARY_LEVELS non-zero levels: a mask's one marking level, or Retinal-Lesions' 255
+# and 127) is read as it is: any non-zero pixel is lesion, whatever the level (0/1 masks included). A mask with
+# more levels is no release mask but a JPEG or resized copy of one: a pixel is lesion where its brightest colour
+# channel reaches MASK_LEVEL, which the few levels of noise such a copy leaves around its edges do not, and the load
+# warns, naming the mask. No smallest lesion size: a microaneurysm is a few pixels.
+BINARY_LEVELS = 2
 MASK_LEVEL = 64
+GREY_MASKS = ("{n} lesion mask(s) are not binary (e.g. {example}), as a JPEG or resized copy of a mask is: read with "
+              f"the documented threshold (lesion where the brightest colour channel is at least {MASK_LEVEL} of 255), "
+              "which moves lesion edges and so size bins; the release's own mask files are binary")
 
 
-def read_mask(path: Path) -> np.ndarray:
-    """A lesion mask file as a boolean array: a pixel whose brightest colour channel is at least MASK_LEVEL is
-    lesion. Grey levels above it are not told apart. The file is decoded as its image is (``open_image``: an
-    EXIF orientation tag is applied), in its stored mode."""
+def read_mask(path: Path | bytes) -> np.ndarray:
+    """A lesion mask file (a path, or its bytes) as a boolean array: any non-zero pixel is lesion in a binary
+    mask; in a mask with grey levels (``BINARY_LEVELS``) a pixel whose brightest colour channel is at least
+    MASK_LEVEL (of 255, or the same share of a 16-bit scale) is, and the load is warned. The file is decoded as
+    its image is (``open_image``: an EXIF orientation tag is applied), in its stored mode."""
     try:
         image = open_image(path, keep_mode=True)
     except DataError as exc:
         reason = str(exc).removeprefix(f"{exc.file}: ")
-        raise DataError(f"cannot read lesion mask: {reason}", file=str(path)) from None
+        raise DataError(f"cannot read lesion mask: {reason}", file=exc.file) from None
     if image.mode == "P":
         image = image.convert("RGB")
     array = np.asarray(image)
@@ -50,10 +58,21 @@ def read_mask(path: Path) -> np.ndarray:
         return array
     if array.ndim == 3:
         array = array[..., :3].max(axis=2)  # an alpha channel says nothing about the lesion
+    levels = _non_zero_levels(array)
+    if levels <= BINARY_LEVELS:
+        return array > 0
+    notice(GREY_MASKS, f"{printable(path) if not isinstance(path, bytes) else 'a mask'}: {levels} grey levels")
     if array.dtype != np.uint8:  # 16-bit or float masks: the level as a share of the type's full scale
         top = np.iinfo(array.dtype).max if np.issubdtype(array.dtype, np.integer) else 1.0
         return array >= MASK_LEVEL / 255 * top
     return array >= MASK_LEVEL
+
+
+def _non_zero_levels(array: np.ndarray) -> int:
+    """How many distinct non-zero values a mask holds (a count per value for integer masks: no sort)."""
+    if np.issubdtype(array.dtype, np.integer) and array.size and 0 <= array.min() and array.max() < 2 ** 16:
+        return int(np.count_nonzero(np.bincount(array.ravel())[1:]))
+    return int(np.unique(array[array != 0]).size)
 
 
 def read_masks(paths: Mapping[str, Path | None], shape: tuple[int, int]) -> dict[str, np.ndarray]:

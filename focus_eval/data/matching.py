@@ -5,12 +5,12 @@ reported skip)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 from focus_eval.data.cells import AGE_MAX, AGE_MIN, plausible_age
-from focus_eval.data.files import image_files, printable, safe_path
+from focus_eval.data.files import image_files, normalised_name, printable, safe_path
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.errors import DataError
 
@@ -49,11 +49,13 @@ class ImageMatcher:
         self.missing = 0  # rows skipped because their file is absent
 
     def claim(self, name: str, row: int | None) -> None:
-        """Note that ``row`` lists ``name``; a second row listing the same name (in any case) is a DataError,
-        since one image would be counted twice."""
-        key = name.lower()
+        """Note that ``row`` lists ``name``; a second row listing the same name (in any case, and in any spelling
+        of the same path: ``normalised_name``) is a DataError, since one image would be counted twice."""
+        normal = normalised_name(name)
+        key = normal.lower()
         if key in self.listed:
-            raise DataError(f"image {name!r} is listed twice (already listed on row {self.listed[key]})",
+            spelt = f" ({normal})" if normal != name else ""
+            raise DataError(f"image {name!r}{spelt} is listed twice (already listed on row {self.listed[key]})",
                             file=str(self.label_file), row=row)
         self.listed[key] = row
 
@@ -120,26 +122,66 @@ def add_image(load: DatasetLoad, root: Path, path: Path | Skipped, image_id: str
     image_id = fields["image_id"] = printable(fields["image_id"])
     if image_id in load.origins:
         raise _given_twice(load, image_id, load.origins[image_id], where)
+    record = ImageRecord(dataset=load.name, path=path, relpath=relpath, **fields)
     canonical = os.path.realpath(path)
-    if canonical in load.files:
-        # one file under two names (a symlink, a '..' in a manifest path): it enters once
-        reason = f"the same file as {load.files[canonical]} ({printable(canonical)}); read once"
+    first = load.files.get(canonical)
+    if first is not None:
+        # one file under two names (a symbolic link): it enters once, when both places say the same about it
+        _check_agree(load, first, load.origins[first.image_id], record, where, canonical)
+        reason = f"the same file as {load.origins[first.image_id]} ({printable(canonical)}); read once"
         load.skipped.append(Skipped(origin or str(load.root), None, image_id, reason))
-        load.warnings.append(f"{where}, image {image_id!r}, is {reason}")
         return
     load.origins[image_id] = where
-    load.files[canonical] = where
-    load.records.append(ImageRecord(dataset=load.name, path=path, relpath=relpath, **fields))
+    load.files[canonical] = record
+    load.records.append(record)
+
+
+# what two records of one file must agree on: everything but the names, where the file lies, and the extra cells
+_NOT_COMPARED = {"dataset", "image_id", "path", "relpath", "extra"}
+
+
+def disagreements(first: ImageRecord, second: ImageRecord) -> list[str]:
+    """The record fields (labels, patient, split, metadata) on which two records of one image file differ."""
+    return [f.name for f in fields(ImageRecord)
+            if f.name not in _NOT_COMPARED and getattr(first, f.name) != getattr(second, f.name)]
+
+
+def _check_agree(load: DatasetLoad, first: ImageRecord, first_where: str, second: ImageRecord, second_where: str,
+                 canonical: str) -> None:
+    """A DataError naming the file and both places when two records of one file say different things about it."""
+    differ = disagreements(first, second)
+    if differ:
+        raise DataError(f"{second_where} (image {second.image_id!r}) and {first_where} (image {first.image_id!r}) "
+                        f"are one file, {printable(canonical)}, and disagree on {', '.join(differ)}; one file is "
+                        "one image: list it once", file=str(load.root))
+    load.warnings.append(f"{second_where}, image {second.image_id!r}, is the same file as {first_where} "
+                         f"({printable(canonical)}); read once")
 
 
 def check_unique_ids(load: DatasetLoad) -> None:
-    """A DataError naming both places when two records of ``load`` share an image id: the net under readers
-    that build their records without ``add_image`` (which checks as it goes)."""
+    """A DataError naming both places when two records of ``load`` share an image id, or share an image file
+    and disagree about it (a second record of one file that agrees is dropped, with a warning): the net under
+    readers that build their records without ``add_image`` (which checks as it goes)."""
     first: dict[str, ImageRecord] = {}
     for record in load.records:
         other = first.setdefault(record.image_id, record)
         if other is not record:
             raise _given_twice(load, record.image_id, other.relpath, record.relpath)
+    if len(load.files) != len(load.records):  # some records did not come through add_image
+        _check_unique_files(load)
+
+
+def _check_unique_files(load: DatasetLoad) -> None:
+    files: dict[str, ImageRecord] = {}
+    kept = []
+    for record in load.records:
+        canonical = os.path.realpath(record.path)
+        other = files.setdefault(canonical, record)
+        if other is record:
+            kept.append(record)
+            continue
+        _check_agree(load, other, other.relpath, record, record.relpath, canonical)
+    load.records = kept
 
 
 def _given_twice(load: DatasetLoad, image_id: str, first: str, second: str) -> DataError:

@@ -1,6 +1,7 @@
 """The prepared image cache: fundus-cropped, resized JPEGs written once per (dataset, size) by worker processes.
 
-Layout (one file per source image, the source's path relative to the dataset folder plus ``.jpg``):
+Layout (one file per source image, the source's path relative to the dataset folder plus ``.jpg``; a name that
+would then be too long for the file system ends in a digest of the source's name instead, ``copy_relpath``):
 
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/<relpath>.jpg
     DATA_ROOT/.prepared/v<PREPARE_VERSION>/<dataset>/<size>/sources.json   the source each copy was made from
@@ -15,6 +16,8 @@ changes, so an old cache is never reused by mistake.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import io
 import json
 import os
@@ -29,7 +32,7 @@ from focus_eval.data import content, images
 from focus_eval.data.images import open_fundus
 from focus_eval.data.records import ImageRecord
 from focus_eval.errors import DataError, FocusError
-from focus_eval.files import atomic_write_bytes, atomic_write_text, locked
+from focus_eval.files import NAME_MAX, atomic_write_bytes, atomic_write_text, locked, shortened
 from focus_eval.progress import bar as progress_bar
 
 PREPARE_VERSION = 1
@@ -38,6 +41,7 @@ CORRUPT_FILE = "corrupt.json"
 SOURCES_FILE = "sources.json"
 # finished copies are recorded in sources.json at least this often, so an interrupted prepare keeps its work
 SAVE_EVERY = 500
+COPY_SUFFIX = ".jpg"
 
 
 def prepared_dir(data_root: str | os.PathLike, dataset: str, size: int) -> Path:
@@ -46,7 +50,19 @@ def prepared_dir(data_root: str | os.PathLike, dataset: str, size: int) -> Path:
 
 def prepared_path(data_root: str | os.PathLike, dataset: str, size: int, record: ImageRecord) -> Path:
     """Where the prepared copy of ``record``'s image lives (it may not exist yet)."""
-    return prepared_dir(data_root, dataset, size) / (record.relpath + ".jpg")
+    return prepared_dir(data_root, dataset, size) / copy_relpath(record.relpath)
+
+
+def copy_relpath(relpath: str) -> str:
+    """The prepared copy's path under its size folder: the source's ``relpath`` plus ``.jpg``; a file name that
+    would then pass ``NAME_MAX`` bytes keeps its first bytes and ends in a digest of the whole name instead
+    (``<start>~<digest>.jpg``), so every name the file system allows has a copy, and two names never share one."""
+    folder, _, name = relpath.rpartition("/")
+    copy = name + COPY_SUFFIX
+    if len(os.fsencode(copy)) > NAME_MAX:
+        tail = f"~{hashlib.blake2b(os.fsencode(name), digest_size=8).hexdigest()}{COPY_SUFFIX}"
+        copy = shortened(name, NAME_MAX - len(tail)) + tail
+    return f"{folder}/{copy}" if folder else copy
 
 
 def read_corrupt(data_root: str | os.PathLike, dataset: str, size: int) -> dict[str, str]:
@@ -64,7 +80,7 @@ class PreparedCopies:
         self.stamps = _read_stamps(self.sources_file)
 
     def target(self, record: ImageRecord) -> Path:
-        return self.folder / (record.relpath + ".jpg")
+        return self.folder / copy_relpath(record.relpath)
 
     def current(self, record: ImageRecord) -> Path | None:
         """The copy of ``record``'s image if it is whole, was decoded by the current rule and was made from the
@@ -152,12 +168,8 @@ def _prepare_one(job: tuple[str, str, int]) -> tuple[str, str | None, dict[str, 
         return target, str(DataError(str(exc), file=source)), None, None
     buffer = io.BytesIO()
     image.save(buffer, format="JPEG", quality=JPEG_QUALITY)
-    global _writing
-    _writing = True
-    try:
+    with _unwinding_on_term():
         atomic_write_bytes(target, buffer.getvalue())
-    finally:
-        _writing = False
     stamp = {"digest": digest, "decode": images.DECODE_VERSION, "copy_size": len(buffer.getvalue())}
     return target, None, stamp, (ident, read_at)
 
@@ -219,28 +231,50 @@ def _run(jobs: list[tuple[str, str, int]], workers: int):
         yield from map(_prepare_one, jobs)
         return
     chunk = max(1, min(64, len(jobs) // (workers * 8) or 1))
-    # leaving the block (done, an error, SIGINT or SIGTERM in the parent) terminates the workers at once
-    with multiprocessing.Pool(workers, initializer=_worker_signals) as pool:
+    pool = multiprocessing.Pool(workers, initializer=_worker_signals)
+    finished = False
+    try:
         yield from pool.imap(_prepare_one, jobs, chunksize=chunk)
+        finished = True
+    finally:
+        if finished:  # every copy written: the workers leave on their own, no signal sent
+            pool.close()
+            pool.join()
+        else:  # an error, SIGINT or SIGTERM in the parent, or the results left unread: end the workers at once
+            pool.terminate()
 
 
-# whether this worker is writing a copy: only then does SIGTERM unwind (see _exit_on_term)
-_writing = False
+# whether this process is a prepare worker (the parent's signal handlers are the command line's)
+_in_worker = False
 
 
 def _worker_signals() -> None:
-    """Workers leave SIGINT to the parent (which ends them) and end on SIGTERM: by unwinding (SystemExit) while
-    a copy is being written, so that its temporary file is removed (the atomic writer cleans up on any
-    exception), and at once otherwise. Unwinding anywhere else could stop a worker while it holds a lock of the
-    pool's queue or of the interpreter's exit handlers, and leave it waiting on that lock for ever."""
+    """Workers leave SIGINT to the parent (which ends them) and end on SIGTERM: at once, by the default action
+    (no Python handler, which could wait for ever: a signal that lands just before a worker blocks on a lock of
+    the pool's queue runs its handler only when the wait ends), except while a copy is being written, when
+    they unwind (SystemExit), so that the temporary file is removed (the atomic writer cleans up on any
+    exception)."""
+    global _in_worker
+    _in_worker = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_term)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-def _exit_on_term(signum, frame) -> None:
-    if _writing:
-        raise SystemExit(128 + signum)
-    os._exit(128 + signum)
+@contextlib.contextmanager
+def _unwinding_on_term():
+    """In a worker, SIGTERM unwinds (SystemExit) for the duration of the block; elsewhere nothing changes."""
+    if not _in_worker:
+        yield
+        return
+    signal.signal(signal.SIGTERM, _unwind)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _unwind(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _write_corrupt(data_root, dataset: str, size: int, seen: set[str], corrupt: dict[str, str]) -> None:

@@ -109,8 +109,8 @@ class DatasetLoad:
     metadata: dict[str, Any] = field(default_factory=dict)
     # image id -> where its record came from (label row and file), to name both places of a repeated id
     origins: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
-    # canonical file path (os.path.realpath) -> where its record came from: one file enters once
-    files: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # canonical file path (os.path.realpath) -> its record: one file enters once
+    files: dict[str, ImageRecord] = field(default_factory=dict, repr=False, compare=False)
 
     def split(self, split: str) -> list[ImageRecord]:
         return [r for r in self.records if r.split == split]

@@ -31,6 +31,7 @@ class Preflight:
     missing: set[str] = field(default_factory=set)  # datasets whose folder is not there
     counts: dict[str, dict[str, int]] = field(default_factory=dict)  # task -> split -> images (split_counts)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # options given that apply to none of the run's methods
 
     def raise_problems(self) -> None:
         """A FocusError listing every problem (exit status 2), when there is one."""
@@ -103,11 +104,12 @@ def _expand_tasks(options) -> list:
 
 
 def _plan(check: Preflight, options) -> None:
-    from focus_eval.runner.run import plan_units, select_methods
+    from focus_eval.runner.run import option_notes, plan_units, select_methods
 
     names = options.methods or list(check.preset.methods)
     methods = select_methods(check.preset, names)
     check.units, check.unserved, check.skipped = plan_units(check.tasks, check.preset, methods, names)
+    check.notes = option_notes(options, methods.values())
 
 
 def _check_data(check: Preflight, options) -> None:

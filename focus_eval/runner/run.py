@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from focus_eval.errors import FocusError
-from focus_eval.options import RunOptions  # noqa: F401  (declared with the run options; imported from here too)
+from focus_eval.options import DECLARED, RunOptions  # noqa: F401  (RunOptions: imported from here too)
 from focus_eval.redact import redact
 from focus_eval.results.layout import OutputLayout
 from focus_eval.results.schema import SampleLine, UnitMeta
@@ -85,6 +85,42 @@ def with_variants(tasks: list, options: RunOptions) -> list:
     return tasks
 
 
+def not_applying(task, method) -> str | None:
+    """Why ``method`` does not score ``task`` when ``task`` is a copy made by a run option that does not apply
+    to the method (``Option.applies``: a prompt variant for a method that asks no prompt, a corruption for one
+    that reads no image, a label budget for one that fits no probe), whose numbers would be the task's own and
+    read as "perfectly robust"; None when every option behind the copy applies."""
+    for d in DECLARED.values():
+        s = d.spec
+        if s.variant and s.variant in task.variant and s.applies and not s.applies(type(method)):
+            return (f"{s.flags[0]} does not apply to {method.name}, only to {s.applies_to}: its copies of a task "
+                    "would score as the task itself")
+    return None
+
+
+def option_notes(options: RunOptions, methods) -> list[str]:
+    """A note for each option given that applies to none of the run's methods (``Option.applies``; options
+    that make task copies are noted per copy instead, by ``not_applying``): it is ignored."""
+    notes = []
+    for name, d in DECLARED.items():
+        s = d.spec
+        if s.applies is None or s.variant or getattr(options, name) == d.default():
+            continue
+        if not any(s.applies(type(m)) for m in methods):
+            notes.append(f"{s.flags[0]} is ignored: it applies only to {s.applies_to}, and this run's methods are "
+                         f"{', '.join(m.name for m in methods)}")
+    return notes
+
+
+def grouped_reasons(reasons: dict[str, str]) -> list[str]:
+    """``stem: reason`` lines, one per reason (``N units (stem, ...)`` where it holds for several)."""
+    by_reason: dict[str, list[str]] = {}
+    for stem, reason in reasons.items():
+        by_reason.setdefault(reason, []).append(stem)
+    return [f"{stems[0]}: {reason}" if len(stems) == 1 else f"{len(stems)} units ({stems[0]}, ...): {reason}"
+            for reason, stems in by_reason.items()]
+
+
 def available(preset, name: str) -> bool:
     """Whether ``--methods`` may name ``name`` for ``preset``: a method it lists, one that extends a listed one
     (multiple_choice for prompt), or one every preset of its families runs on request."""
@@ -133,9 +169,10 @@ def plan_units(tasks, preset, methods: dict, names: list[str]) -> tuple[list[Uni
                     chosen = other
                     methods.setdefault(other, cls())
                     break
-            if chosen and "train_fraction" in task.variant and "train" not in methods[chosen].splits:
-                continue  # a label budget changes only what a probe is fitted on
-            if chosen in task.skip_methods:
+            ignored = not_applying(task, methods[chosen]) if chosen else None
+            if ignored:  # a copy made by an option that does not change this method's numbers
+                skipped[f"{task.name}.{chosen}"] = ignored
+            elif chosen in task.skip_methods:
                 skipped[f"{task.name}.{chosen}"] = task.skip_methods[chosen]
             elif chosen:
                 units.append(Unit(task, chosen))
@@ -175,8 +212,10 @@ class Runner:
         self.report.failed.update(unserved)
         # not scored, by the task's own rule: in the run summary and manifest, and printed once here
         self.report.skipped_by_task.update(skipped)
-        for stem, reason in skipped.items():
-            self.warn(f"{stem}: not scored: {reason}")
+        for line in grouped_reasons({stem: f"not scored: {reason}" for stem, reason in skipped.items()}):
+            self.warn(line)
+        for note in option_notes(options, self.methods.values()):
+            self.warn(note)
         self.started = datetime.now(timezone.utc)
         self.timings: dict[str, float] = {}
         self.dataset_load = None

@@ -21,7 +21,7 @@ RUN = ["--model", "tiny-vit", "--tasks", "dr_synth_desktop"]
     ([*RUN, "--n-boot", "10000000000"], "argument --n-boot: expected 1 to 100000 resamples"),
     ([*RUN, "--n-boot", "many"], "argument --n-boot: expected a whole number, got 'many'"),
     ([*RUN, "--seed", "-1"], "argument --seed: expected a seed from 0 to 4294967295, got '-1'"),
-    ([*RUN, "--num-workers", "-2"], "argument --num-workers: expected 0 or more, got '-2'"),
+    ([*RUN, "--num-workers", "-2"], "argument --num-workers: expected 0 to 256 worker processes, got '-2'"),
     ([*RUN, "--limit", "0"], "argument --limit: expected a number of images"),
     ([*RUN, "--limit", "-3"], "argument --limit: expected a number of images"),
     (["grid", "plan", "--n-boot", "0"], "argument --n-boot: expected 1 to 100000 resamples"),

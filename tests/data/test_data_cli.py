@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
-from helpers.raw_layouts import plain
+from helpers.raw_layouts import solid
 
 from focus_eval.cli import main
 from focus_eval.data.prepare import prepared_path
@@ -15,7 +16,8 @@ from focus_eval.data.registry import load_dataset
 from focus_eval.synth import raw_brset, raw_papila
 
 
-blank = plain(64, (140, 70, 35))
+# one flat colour per picture (each its own: datasets check reports byte-identical images filed apart)
+blank = partial(solid, size=64)
 
 
 @pytest.fixture

@@ -52,15 +52,24 @@ def test_masks_copied_as_jpeg_keep_their_lesions(quality, tmp_path):
     assert abs(int(mask.sum()) - int(truth.sum())) <= truth.sum() * 0.1
 
 
-@given(st.integers(0, 255), st.sampled_from(["L", "RGB", "RGBA", "P", "I;16"]))
-def test_the_mask_level_is_one_rule_for_every_mode(level, mode):
-    array = np.full((4, 4), level, dtype=np.uint8)
+def _png(array: np.ndarray, mode: str) -> io.BytesIO:
     image = Image.fromarray(array, "L").convert(mode) if mode != "I;16" else \
         Image.fromarray(array.astype(np.uint16) * 257)  # a 16-bit mask
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     buffer.seek(0)
-    assert read_mask(buffer).all() == (level >= MASK_LEVEL)
+    return buffer
+
+
+@given(st.integers(1, 255), st.sampled_from(["L", "RGB", "RGBA", "P", "I;16"]))
+def test_the_mask_rule_is_one_rule_for_every_mode(level, mode):
+    """A binary mask (one marking level, whatever it is) reads every marked pixel as lesion; a mask with grey
+    levels is cut at MASK_LEVEL (of 255, or the same share of a 16-bit scale), in every mode."""
+    binary = np.zeros((4, 4), dtype=np.uint8)
+    binary[1:3, 1:3] = level
+    assert np.array_equal(read_mask(_png(binary, mode)), binary > 0)
+    grey = np.arange(256, dtype=np.uint8).reshape(16, 16)
+    assert np.array_equal(read_mask(_png(grey, mode)), grey >= MASK_LEVEL)
 
 
 def test_a_mask_of_another_size_than_its_image_is_refused(tmp_path):

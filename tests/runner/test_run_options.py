@@ -56,7 +56,7 @@ def test_every_field_has_a_flag_and_help_and_the_parsers_defaults_are_the_fields
 def test_values_travel_through_a_command_line_and_back():
     values = {"seed": 3, "limit": 0.25, "probe_select": "auroc", "use_prepared": False, "resume": False,
               "split_files": {"synth_desktop": "/s.csv"}, "methods": ["zero_shot", "linear_probe"],
-              "include_path": ["/a", "/b"], "zs_scale": -1.5, "batch_size": 8}
+              "include_path": ["/a", "/b"], "zs_scale": 1.5, "batch_size": 8}
     again = from_namespace(parsed(["--tasks", "x", *to_argv(values)]))
     assert {k: again[k] for k in values} == values
 

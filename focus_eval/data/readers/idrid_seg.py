@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from focus_eval.data.files import admitted, find_dirs, image_files, is_image_name, relative_to
-from focus_eval.data.lesion_geometry import centroid, image_lesion_fields, read_mask
+from focus_eval.data.lesion_geometry import centroid, image_lesion_fields, image_shape, read_masks
 from focus_eval.data.matching import add_image, usable_file
 from focus_eval.data.records import DatasetLoad
 from focus_eval.data.spec import ReaderSpec
@@ -96,7 +96,9 @@ def _read_split(folder: Path, split: str, image_dir: Path, truth_dir: Path, load
             add_image(load, folder, found, image_id, {})
             continue
         disc_file = (masks["disc"] or {}).get(stem)
-        disc = centroid(read_mask(disc_file)) if disc_file is not None else None
+        # the disc mask must have its image's size too: its centre places every lesion
+        disc = centroid(read_masks({"optic disc": disc_file}, image_shape(found))["optic disc"]) \
+            if disc_file is not None else None
         paths = {lesion: masks[lesion].get(stem) for lesion in LESIONS if masks[lesion] is not None}
         fields = image_lesion_fields(found, paths, disc=disc)
         add_image(load, folder, found, image_id,

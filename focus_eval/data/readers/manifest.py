@@ -8,7 +8,6 @@ the card does not use are kept in the record's ``extra`` (the cohort filter read
 
 from __future__ import annotations
 
-import json
 import os
 from functools import partial
 from pathlib import Path
@@ -16,12 +15,13 @@ from pathlib import Path
 from focus_eval.data.cards import DatasetCard
 from focus_eval.data.cells import (ABNORMAL_CODES, FINDING_CODES, clean_id, map_code, parse_age, parse_conditions,
                                    parse_grade)
-from focus_eval.data.files import file_problem, require_regular, safe_path
+from focus_eval.data.files import file_problem, normalised_name, require_regular, safe_path
 from focus_eval.data.matching import ImageMatcher, Listed, read_rows, usable_file
 from focus_eval.data.records import DatasetLoad, ImageRecord, Skipped
 from focus_eval.data.spec import ReaderSpec, every_image
 from focus_eval.data.tables import Row, clean_cell, clean_header, read_csv_rows, resolve_columns
 from focus_eval.errors import DataError
+from focus_eval.files import DuplicateKeyError, load_json
 
 CARD_COHORT = "card"  # the cohort a card's filter defines (the default when it has one)
 
@@ -106,7 +106,9 @@ def read_manifest_rows(path: Path) -> tuple[list[str], list[Row]]:
         if not line.strip():
             continue
         try:
-            item = json.loads(line)
+            item = load_json(line)
+        except DuplicateKeyError as exc:
+            raise DataError(f"key {exc.key!r} is given twice", file=str(path), row=lineno) from None
         except ValueError as exc:
             raise DataError(f"not a JSON object: {exc}", file=str(path), row=lineno) from None
         if not isinstance(item, dict):
@@ -169,7 +171,7 @@ def _listed(card: DatasetCard, columns: dict[str, str], row: Row) -> Listed:
     def coded(key: str):
         return map_code(cell(key), card.codings[key], file, line, columns.get(key, key))
 
-    image = clean_id(cell("image"), file, line, columns["image"])
+    image = normalised_name(clean_id(cell("image"), file, line, columns["image"]))  # one file, one id
     image_id = Path(image).with_suffix("").as_posix()
     fields = {t: map_code(row.get(columns[c.column]), c.codes, file, line, c.column) for t, c in card.targets.items()}
     extra = {k: v for k, v in row.items() if k not in ("__row__", columns["image"])}

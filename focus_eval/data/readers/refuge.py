@@ -4,7 +4,6 @@ test set is read as test, never replaced by the validation set."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from focus_eval.data.cells import clean_id, parse_grade
@@ -14,6 +13,7 @@ from focus_eval.data.records import DatasetLoad, Skipped
 from focus_eval.data.spec import ReaderSpec
 from focus_eval.data.tables import clean_cell, clean_header, read_xlsx_rows, resolve_columns
 from focus_eval.errors import DataError
+from focus_eval.files import load_json
 
 SPEC = ReaderSpec(
     name="refuge",
@@ -167,8 +167,8 @@ def _index_entries(index: Path) -> list[tuple[int | None, dict]]:
     """Records of an index.json as (position, {lower-case field: value}); accepts a list of records, a
     mapping of records, or a column mapping ({"ImgName": {...}, "Label": {...}})."""
     try:
-        data = json.loads(index.read_text(encoding="utf-8-sig"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = load_json(index.read_text(encoding="utf-8-sig"))
+    except (UnicodeDecodeError, ValueError) as exc:
         raise DataError(f"cannot read as JSON: {exc}", file=str(index)) from exc
     if isinstance(data, dict) and any(clean_header(k).lower() == KAGGLE_FIELDS["image"] for k in data):
         records = _column_records({clean_header(k).lower(): v for k, v in data.items()})

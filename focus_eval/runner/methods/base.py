@@ -84,6 +84,8 @@ class Method:
     # whether it also scores a binary task's validation split, written as sample lines with split "val" beside
     # the test lines (thresholds and recalibration are chosen on them; the results line stays on the test rows)
     val_rows: ClassVar[bool] = True
+    # whether it reads the images (knowledge_prompt asks without one, so --corruptions does not apply to it)
+    reads_images: ClassVar[bool] = True
 
     def scored_splits(self, task, options) -> tuple[str, ...]:
         """The splits whose rows its sample file of ``task`` holds: test, and val where ``val_rows`` holds, the

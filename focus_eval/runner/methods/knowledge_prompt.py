@@ -135,6 +135,7 @@ class KnowledgePrompt(MultipleChoice):
                   "(no image: the label's description precedes the question)")
     extends = None
     on_request = True
+    reads_images = False
 
     def inputs(self, task) -> dict:
         try:
