@@ -19,8 +19,9 @@ $(BIN)/focus-eval: setup.cfg pyproject.toml
 .PHONY: install demo demo-full test test-fast browser
 install: $(BIN)/focus-eval
 
+# DEMO_ARGS: more `focus-eval demo` options, e.g. DEMO_ARGS="--models efficientnet-lite0,tiny-vit --n 120"
 demo: install
-	$(BIN)/focus-eval demo --out demo-out
+	$(BIN)/focus-eval demo --out demo-out $(DEMO_ARGS)
 
 # The demo, then the fragility runs on its synthetic data (docs/ROBUSTNESS.md), their reports and the site again.
 DEMO_RUN = $(BIN)/focus-eval --data-root demo-out/data --output-path demo-out/results --no-progress
