@@ -19,7 +19,7 @@ $(BIN)/focus-eval: setup.cfg pyproject.toml
 .PHONY: install demo demo-full test test-fast browser
 install: $(BIN)/focus-eval
 
-# DEMO_ARGS: more `focus-eval demo` options, e.g. DEMO_ARGS="--models efficientnet-lite0,tiny-vit --n 120"
+# DEMO_ARGS: more `focus-eval demo` options, e.g. DEMO_ARGS="--models efficientnet-lite0,tiny-vit --n-boot 100"
 demo: install
 	$(BIN)/focus-eval demo --out demo-out $(DEMO_ARGS)
 

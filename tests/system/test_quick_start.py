@@ -62,7 +62,7 @@ def test_a_fresh_clones_make_demo_then_the_readmes_next_commands_work_as_written
     (clone / ".venv").symlink_to(sys.prefix, target_is_directory=True)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "FOCUS_DATA", "FOCUS_OUTPUT")}
     made = subprocess.run(["make", "-o", ".venv/bin/focus-eval", "demo",
-                           "DEMO_ARGS=--models efficientnet-lite0,tiny-vit --n 120 --n-boot 50"],
+                           "DEMO_ARGS=--models efficientnet-lite0,tiny-vit,tiny-clip --n-boot 50"],
                           cwd=clone, env=env, capture_output=True, text=True, timeout=900)
     assert made.returncode == 0, made.stdout[-3000:] + made.stderr[-3000:]
     printed = made.stdout.splitlines()
