@@ -288,6 +288,7 @@ class ForestRow:
     hi: float | None
     title: str
     css: str
+    shown: str | None = None  # the label as drawn, where it is shortened
 
 
 @dataclass(frozen=True)
@@ -305,8 +306,13 @@ class Forest:
 def forest(items: Sequence[tuple[str, float | None, tuple | None, str, str]], width: float = 640.0,
            x_title: str = "delta (fine-tuned \u2212 base)") -> Forest:
     """Point estimates with intervals around a zero line; items are (label, estimate, ci, tooltip, css).
-    Ticks are round values with the digits their spacing needs, so no two read the same."""
-    left, right, row_h = 190.0, width - 20.0, 26.0
+    Ticks are round values with the digits their spacing needs, so no two read the same. The label column is as
+    wide as the longest label needs (labels over ``FOREST_LABEL`` characters are shortened, whole in the row's
+    tooltip), so that no label starts left of the chart; the plot keeps its width."""
+    labels = [_clip(label, FOREST_LABEL) for label, *_ in items]
+    left = max(190.0, max((len(t) * FOREST_PX_PER_CHAR for t in labels), default=0.0) + 16)
+    width += left - 190.0
+    right, row_h = width - 20.0, 26.0
     values = [v for _, est, ci, _, _ in items for v in (est, *(ci or ())) if v is not None] or [0.0]
     span = max(abs(min(values)), abs(max(values))) * 1.15 or 0.001
     tick_values, step = nice_ticks(-span, span, 4)
@@ -320,13 +326,17 @@ def forest(items: Sequence[tuple[str, float | None, tuple | None, str, str]], wi
         lo, hi = (ci if ci else (None, None))
         rows.append(ForestRow(label=label, y=20 + i * row_h, x=None if est is None else sx(est),
                               lo=None if lo is None else sx(lo), hi=None if hi is None else sx(hi),
-                              title=title, css=css))
+                              title=title, css=css, shown=labels[i] if labels[i] != label else None))
     bottom = 20 + len(items) * row_h
     ticks = [Text(x=sx(v), y=bottom + 14, text=tick_label(v, step, signed=True), anchor="middle")
              for v in tick_values]
     title = Text(x=(left + right) / 2, y=bottom + 32, text=x_title, anchor="middle", css="axis-title")
     return Forest(width=width, height=bottom + 40, left=left, right=right, zero=sx(0.0), rows=rows, ticks=ticks,
                   title=title)
+
+
+FOREST_LABEL = 60  # the longest forest label drawn whole
+FOREST_PX_PER_CHAR = 7.2  # 12 px label text, a little wider than the average character, so no label is cut
 
 
 def _text_width(text: str, px_per_char: float = 6.6) -> float:
