@@ -25,7 +25,8 @@ demo: install
 
 # The demo, then the fragility runs on its synthetic data (docs/ROBUSTNESS.md), three models per analysis so that
 # each section of the Fragility page judges a ranking, their reports and the site again. Each step says when it
-# starts and how long it took, and each run shows its own progress. About 9 minutes on 2 cores after the demo.
+# starts and how long it took, and each run shows its own progress. About a quarter of an hour on 2 cores after
+# the demo (16 CPU-minutes measured).
 DEMO_RUN = $(BIN)/focus-eval --data-root demo-out/data --output-path demo-out/results --cache-dir demo-out/cache
 DEMO_CORRUPTIONS = blur,jpeg:3,illumination:3,exposure:3,rotation:3
 DEMO_FRACTIONS = 0.1,0.5,1
