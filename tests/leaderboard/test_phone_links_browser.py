@@ -98,9 +98,11 @@ def test_the_fragility_page_fits_a_phone_and_shows_every_chart_label(browser, si
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         labels = page.eval_on_selector_all("svg.forest .forest-row text", """ts => ts.map(t => {
             const box = t.getBoundingClientRect(), wrap = t.closest('.chart-wrap').getBoundingClientRect();
-            return {text: t.textContent, x: t.getBBox().x, left: box.left, wrapLeft: wrap.left}; })""")
+            return {text: t.textContent, x: t.getBBox().x, left: box.left, right: box.right, wrapLeft: wrap.left}; })""")
         assert len(labels) >= 2 * 3 * 4  # two sections, three models, their variants and corruptions
         assert all(label["x"] >= 0 and label["left"] >= label["wrapLeft"] - 0.5 for label in labels), labels[:3]
+        # whole on the screen before the chart is scrolled: the plot beside them scrolls in its box
+        assert all(label["right"] <= width for label in labels), [lb for lb in labels if lb["right"] > width][:3]
         assert any(LONG[1] in label["text"] for label in labels)
         ids = page.eval_on_selector_all("[id]", "els => els.map(e => e.id)")
         assert len(ids) == len(set(ids)), sorted(i for i in ids if ids.count(i) > 1)

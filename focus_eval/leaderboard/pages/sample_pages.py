@@ -207,6 +207,14 @@ def _escape(value: object) -> str:
     return str(value).translate(_ESCAPES)
 
 
+def _answer(text: str | None) -> str:
+    """An answer as its cell shows it: a dash for none, a visible mark for one of blanks only (the CSV has it as
+    written)."""
+    if text is None:
+        return EM_DASH
+    return _escape(text) if text.strip() else '<span class="muted">(blank)</span>'
+
+
 def rows_html(page: SamplePage, root: str) -> Markup:
     """The table rows of a sample page, written here rather than in the template: a grid of a thousand lines
     has a hundred thousand rows, and a template call per row took most of the site's build time."""
@@ -220,7 +228,7 @@ def rows_html(page: SamplePage, root: str) -> Markup:
     for r in page.rows:
         thumb = (f'<img class="thumb" src="{_escape(root)}{_escape(r.thumb)}" alt="" width="48" height="48" '
                  f'loading="lazy"> ' if r.thumb else "")
-        answer = f"<td>{EM_DASH if r.text is None else _escape(r.text)}</td>" if page.has_text else ""
+        answer = f"<td>{_answer(r.text)}</td>" if page.has_text else ""
         if page.row_prompts:
             answer = f'<td class="prompt">{text(r.prompt)}</td>\n  {answer}'
         out.append(

@@ -102,13 +102,16 @@ def task_ranks(entries: list[Entry], site: Site) -> dict[tuple, int | None]:
 
 def overview_context(site: Site, views: list[ViewPage]) -> dict[str, Any]:
     label = site.catalog.label
+    ranked = {id(e) for e in site.ranked}
     table_entries = [e for e in site.ranked if not e.line.adapter]
     return {
         "main": site.main,
         "sample_links": site.sample_links,
         "targets": site.targets,
         "main_filters": _main_filters(site),
-        "heatmap": charts.heatmap(site.configs, site.tasks, site.model_slugs, lambda f: label("families", f),
+        # columns: the tasks of the ranked lines (a fragility run's copies of a task are on the Fragility page)
+        "heatmap": charts.heatmap(site.configs, [t for t in site.tasks if any(id(e) in ranked for e in t.entries)],
+                                  site.model_slugs, lambda f: label("families", f),
                                   lambda t: label("targets", t)) if site.configs else None,
         "table": site.table,
         "table_filters": filter_options(table_entries, site.catalog, keys=("family", "method", "target")),
