@@ -94,7 +94,8 @@ def _shown(value: Any) -> str:
 
 def _numeric(rows: list[Sequence[Any]], column: int) -> bool:
     """Whether every value of ``column`` is a number or missing (its cells are then aligned right)."""
-    return all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in (r[column] for r in rows))
+    values = (r[column] for r in rows)
+    return all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values)
 
 
 

@@ -98,7 +98,8 @@ def test_the_fragility_page_fits_a_phone_and_shows_every_chart_label(browser, si
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         labels = page.eval_on_selector_all("svg.forest .forest-row text", """ts => ts.map(t => {
             const box = t.getBoundingClientRect(), wrap = t.closest('.chart-wrap').getBoundingClientRect();
-            return {text: t.textContent, x: t.getBBox().x, left: box.left, right: box.right, wrapLeft: wrap.left}; })""")
+            return {text: t.textContent, x: t.getBBox().x, left: box.left, right: box.right,
+                    wrapLeft: wrap.left}; })""")
         assert len(labels) >= 2 * 3 * 4  # two sections, three models, their variants and corruptions
         assert all(label["x"] >= 0 and label["left"] >= label["wrapLeft"] - 0.5 for label in labels), labels[:3]
         # whole on the screen before the chart is scrolled: the plot beside them scrolls in its box
@@ -112,7 +113,8 @@ def test_the_fragility_page_fits_a_phone_and_shows_every_chart_label(browser, si
 
 
 def heading_below_header(page, target: str) -> dict:
-    return page.evaluate("""id => { const el = document.getElementById(id), header = document.querySelector('.site-header');
+    return page.evaluate("""id => {
+        const el = document.getElementById(id), header = document.querySelector('.site-header');
         return {top: el.getBoundingClientRect().top, header: header.getBoundingClientRect().bottom,
                 scrolled: window.scrollY}; }""", target)
 
@@ -120,8 +122,8 @@ def heading_below_header(page, target: str) -> dict:
 @pytest.mark.parametrize("size", [PHONE, NARROW, DESKTOP], ids=["phone", "narrow", "desktop"])
 def test_a_link_to_a_heading_lands_below_the_sticky_header(browser, sites, size):
     site = sites["standard"].out_dir
-    for path, target in (("index.html", "main"), ("index.html", "summary"), (f"tasks/{PROMPT_TASK}.html",
-                                                                             "per-image")):
+    targets = (("index.html", "main"), ("index.html", "summary"), (f"tasks/{PROMPT_TASK}.html", "per-image"))
+    for path, target in targets:
         v = Visit(browser, *size)
         page = v.page
         page.goto((site / path).resolve().as_uri() + "#" + target)
@@ -156,8 +158,8 @@ def test_a_score_cell_opens_its_per_image_page_with_the_prompt_and_the_rows_as_c
     report = sites["standard"]
     v = Visit(browser, *PHONE)
     page = v.open(report.out_dir / "tasks" / f"{PROMPT_TASK}.html")
-    links = page.eval_on_selector_all("#ranking tbody tr", """rows => rows.map(r => ({
-        model: r.cells[0].textContent.trim(), links: [...r.querySelectorAll('td.num a.score-link')].map(a => a.href)}))""")
+    links = page.eval_on_selector_all("#ranking tbody tr", """rows => rows.map(r => ({model: r.cells[0].textContent
+        .trim(), links: [...r.querySelectorAll('td.num a.score-link')].map(a => a.href)}))""")
     with_samples = [r for r in links if r["links"]]
     assert len(with_samples) == len(links)  # every line of this task has its sample file
     assert all(len(set(r["links"])) == 1 and len(r["links"]) >= 3 for r in with_samples)  # each score cell

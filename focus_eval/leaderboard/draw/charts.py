@@ -348,8 +348,9 @@ def _label_lines(label: str) -> tuple[str, ...]:
     parts = label.split(" \u00b7 ")
     if len(parts) < 2:
         return (_clip(label, FOREST_LINE),)
-    split = min(range(1, len(parts)), key=lambda k: max(len(" \u00b7 ".join(parts[:k])), len(" \u00b7 ".join(parts[k:]))))
-    return tuple(_clip(" \u00b7 ".join(half), FOREST_LINE) for half in (parts[:split], parts[split:]))
+    joined = [(" \u00b7 ".join(parts[:k]), " \u00b7 ".join(parts[k:])) for k in range(1, len(parts))]
+    first, second = min(joined, key=lambda halves: max(map(len, halves)))
+    return (_clip(first, FOREST_LINE), _clip(second, FOREST_LINE))
 
 
 def _text_width(text: str, px_per_char: float = 6.6) -> float:
