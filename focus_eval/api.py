@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -83,9 +84,35 @@ def run(options):
 
     if options.check:
         raise FocusError("check=True runs nothing: focus_eval.api.preflight(options) returns what a run would do")
-    preflight(options).raise_problems()
+    check = preflight(options)
+    check.raise_problems()
+    warning = slow_run_warning(check, options)
+    if warning and os.environ.get("LOCAL_RANK", "0") == "0":
+        print(f"focus-eval: warning: {warning}", file=sys.stderr, flush=True)
     runner = Runner(options)
     return runner.run(), runner.state
+
+
+def slow_run_warning(check, options) -> str | None:
+    """On the CPU, what a run that would take long there (``grid.estimate.SLOW_MINUTES``: a multi-billion-parameter
+    model, or many images) says before it starts: its estimate, and what a GPU would take; None otherwise."""
+    from focus_eval.grid.estimate import SIZES_B, SLOW_MINUTES, Throughput, duration, model_size_b, run_estimate
+    from focus_eval.runner.preflight import chosen_device, split_counts
+
+    if not check.units or chosen_device(options.device) != "cpu":
+        return None
+    check.counts = check.counts or split_counts(check, options)
+    cpu = Throughput.cpu()
+    found = run_estimate(check, options, cpu)
+    if found is None or found["minutes"] < SLOW_MINUTES:
+        return None
+    gpu = run_estimate(check, options, Throughput.default())
+    preset = check.preset
+    sized = "" if preset.name in SIZES_B else f", sized as a typical {preset.family} model"
+    return (f"{preset.name} ({model_size_b(preset):.3g} billion parameters{sized}) on {cpu.where}: about "
+            f"{duration(found['minutes'])} for {found['images']} images and {found['memory_gb']:.0f} GB of memory; "
+            f"one GPU takes about {duration(gpu['minutes'])} (--device cuda). Planning figures, "
+            f"docs/PERFORMANCE.md; stopped with Ctrl-C, the same command resumes where it stopped")
 
 
 def evaluate(model: str, tasks: str | list[str], **options: Any) -> list[dict[str, Any]]:

@@ -77,6 +77,13 @@ def main(argv: list[str] | None = None) -> int:
         from focus_eval.version import __version__
         print(f"focus-eval {__version__}")
         return 0
+    if argv[0] not in COMMANDS and not argv[0].startswith("-"):
+        # the run command takes options only: a first word that is no command is a misspelled one
+        from focus_eval.registry import suggest
+
+        hint = suggest(argv[0], COMMANDS, listing="'focus-eval --help' lists the commands")
+        print(f"focus-eval: error: unknown command {argv[0]!r}{hint}", file=sys.stderr)
+        return 2
     command = argv[0] if argv[0] in COMMANDS else "run"
     rest = argv[1:] if argv[0] in COMMANDS else argv
     parser = build_parser(command)

@@ -194,7 +194,10 @@ class RunOptions:
     batch_size: int | str = option(
         "auto", flags=("--batch-size",), aliases=("--batch_size",), parse=batch_size,
         help="images per batch, or 'auto' (a large batch, halved when the GPU runs out of memory)")
-    device: str | None = option(None, flags=("--device",), help="cpu or cuda (default: cuda when available)")
+    device: str | None = option(
+        None, flags=("--device",), parse=validators.device, metavar="auto|cpu|cuda|cuda:N|mps",
+        help="where the model runs: auto (the default: a GPU when torch sees one, else the CPU), cpu, cuda, "
+             "cuda:N or mps")
     seed: int = option(0, flags=("--seed",), parse=validators.seed, numbers=True,
                        help="random seed of the linear probe's search and of the bootstrap")
     limit: int | None = option(

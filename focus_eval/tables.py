@@ -6,6 +6,9 @@ width. Commands that print a table also take ``--json``: ``rows_json`` gives the
     from focus_eval.tables import print_table
     print_table(["task", "n", "auroc"], rows, align="lrr")
 
+``render_wide`` fits the many-column tables of ``focus-eval report`` without rich: aligned columns where they fit,
+else a repeated first column as headings, else each row as packed ``column: value`` items.
+
 Lowest layer: the standard library, and rich imported when a table is drawn."""
 
 from __future__ import annotations
@@ -13,11 +16,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import sys
 from typing import Any, Iterable, Sequence, TextIO
 
 PLAIN_WIDTH = 200
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")  # a line break or tab inside a cell would break the layout
 
 
 def width(stream: TextIO | None = None) -> int:
@@ -96,6 +101,101 @@ def _records(header: list[str], cells: list[list[str]], max_width: int) -> str:
             lines += textwrap.wrap(f"{name}: {value}", max_width, initial_indent="  ", subsequent_indent="      ",
                                    break_on_hyphens=False)
     return "\n".join(lines)
+
+
+def aligned(header: Sequence[str], rows: Sequence[Sequence[str]], align: str | None = None) -> list[str]:
+    """Plain text columns two spaces apart under a rule of dashes, each as wide as its widest cell: ``align`` one
+    letter per column (``l``, ``r``; default the first column left and the others right)."""
+    align = align or "l" + "r" * (len(header) - 1)
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+
+    def fmt(row: Sequence[str]) -> str:
+        return "  ".join(str(c).rjust(w) if align[i:i + 1] == "r" else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(row, widths))).rstrip()
+
+    return [fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)]
+
+
+def render_wide(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str | None = None,
+                max_width: int | None = None) -> str:
+    """A table of many columns (the reports') in at most ``max_width`` characters (default ``width()``), in the
+    first layout that fits: aligned columns; where the first column repeats row after row, its values as headings
+    with the other columns aligned beneath them; else, per row, ``column: value`` items packed into lines
+    (under the first column's heading where it repeats, else after the row's first cell)."""
+    max_width = max(20, max_width or width())
+    header = [_CONTROL.sub(" ", str(h)) for h in header]
+    cells = [[_CONTROL.sub(" ", cell(v)) for v in row] for row in rows]
+    align = align or "l" + "r" * (len(header) - 1)
+    lines = aligned(header, cells, align)
+    if max(map(len, lines)) <= max_width:
+        return "\n".join(lines)
+    if not cells:
+        return "\n".join(_fold("  ".join(header), max_width))
+    grouped = len(header) > 1 and len({r[0] for r in cells}) < len(cells)
+    if grouped:
+        rest = ["  " + line for line in aligned(header[1:], [r[1:] for r in cells], align[1:])]
+        if max(map(len, rest)) <= max_width:
+            return "\n".join([*_fold(header[0], max_width), *rest[:2], *_under_headings(cells, rest[2:], max_width)])
+    return "\n".join(_packed(header, cells, max_width, grouped))
+
+
+def _under_headings(cells: list[list[str]], lines: list[str], max_width: int) -> list[str]:
+    out, heading = [], None
+    for row, line in zip(cells, lines):
+        if row[0] != heading:
+            heading = row[0]
+            out += _fold(heading, max_width)
+        out.append(line)
+    return out
+
+
+def _packed(header: list[str], cells: list[list[str]], max_width: int, grouped: bool) -> list[str]:
+    """Each row as ``column: value`` items, two spaces apart, as many to a line as fit."""
+    out, heading = [], None
+    for row in cells:
+        if not grouped:
+            out += _fold(row[0], max_width)
+            out += _pack([f"{n}: {v}" for n, v in zip(header[1:], row[1:])], "  ", "  ", max_width)
+            continue
+        if row[0] != heading:
+            heading = row[0]
+            out += _fold(heading, max_width)
+        out += _pack([f"{n}: {v}" for n, v in zip(header[1:], row[1:])], "  ", "    ", max_width)
+    return out
+
+
+def _pack(items: list[str], first: str, rest: str, max_width: int) -> list[str]:
+    """``items`` two spaces apart, the first line starting with ``first``, the others with ``rest``; an item
+    longer than a line is folded."""
+    lines, line = [], first
+    for item in items:
+        sep = "  " if line.strip() else ""
+        if len(line) + len(sep) + len(item) <= max_width:
+            line += sep + item
+            continue
+        if line.strip():
+            lines.append(line)
+            line = rest
+        if len(line) + len(item) <= max_width:
+            line += item
+            continue
+        parts = _fold(item, max_width - max(len(line), len(rest)))
+        lines.append(line + parts[0])
+        lines += [rest + part for part in parts[1:-1]]
+        line = rest + parts[-1] if len(parts) > 1 else rest
+    return lines + ([line] if line.strip() else [])
+
+
+def _fold(text: str, max_width: int, indent: str = "") -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, max(1, max_width), subsequent_indent=indent, break_on_hyphens=False) or [""]
+
+
+def fold_text(text: str, max_width: int | None = None) -> str:
+    """Prose (a title, a note) folded at spaces to ``max_width`` (default ``width()``), continuations indented."""
+    max_width = max(20, max_width or width())
+    return "\n".join(line for para in text.split("\n") for line in _fold(para, max_width, "  "))
 
 
 def print_table(header: Sequence[str], rows: Iterable[Sequence[Any]], align: str | None = None,

@@ -4,6 +4,7 @@ error (exit 2) that says what is expected, before anything is loaded."""
 from __future__ import annotations
 
 import argparse
+import re
 
 # More resamples than this add nothing to a 95% interval (the bound is about usefulness: the resamples are made in
 # chunks within a memory budget, metrics.resamples, whatever n_boot and the number of images).
@@ -157,3 +158,34 @@ def image_side(text: str) -> int:
     if not 1 <= value <= MAX_IMAGE_SIDE:
         raise argparse.ArgumentTypeError(f"expected a side of 1 to {MAX_IMAGE_SIDE} pixels, got {text!r}")
     return value
+
+
+DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")
+# what people type for a device that torch spells otherwise
+_DEVICE_SYNONYMS = {"gpu": "cuda", "nvidia": "cuda", "metal": "mps", "apple": "mps"}
+
+
+def device(text: str) -> str | None:
+    """--device: ``auto`` (None: a GPU when torch sees one, else the CPU), ``cpu``, ``cuda``, ``cuda:N`` or ``mps``.
+    Anything else is refused with the spelling meant (``gpu`` -> ``cuda``, ``gpu:1`` -> ``cuda:1``)."""
+    value = str(text).strip()
+    if value == "auto":
+        return None
+    if value in ("cpu", "cuda", "mps") or re.fullmatch(r"cuda:\d+", value):
+        return value
+    raise argparse.ArgumentTypeError(f"expected one of {', '.join(DEVICES)}, got {text!r}{_device_hint(value)}")
+
+
+def _device_hint(value: str) -> str:
+    import difflib
+
+    lowered = re.sub(r"\s", "", value.lower())
+    numbered = re.fullmatch(r"(gpu|cuda|nvidia)[:_-]?(\d+)", lowered)
+    if numbered:
+        meant = f"cuda:{int(numbered[2])}"
+    elif lowered.partition(":")[0] in _DEVICE_SYNONYMS:
+        meant = _DEVICE_SYNONYMS[lowered.partition(":")[0]]
+    else:
+        close = difflib.get_close_matches(lowered.partition(":")[0], ("auto", "cpu", "cuda", "mps"), n=1, cutoff=0.5)
+        meant = close[0] if close else ""
+    return f"; did you mean --device {meant}?" if meant else ""

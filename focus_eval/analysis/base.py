@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, Sequence
 
+from focus_eval.tables import aligned, fold_text, render_wide  # noqa: F401  (aligned: the analyses' text columns)
+
 if TYPE_CHECKING:
     from focus_eval.results.collect import Collection
 
@@ -55,13 +57,21 @@ class Table:
             "rows": [dict(zip(self.columns, row)) for row in self.rows], "notes": self.notes}
         return json.dumps(record, indent=1, allow_nan=False) + "\n"
 
-    def to_text(self) -> str:
+    def to_text(self, width: int | None = None) -> str:
+        """The table as the command prints it; with ``width``, fitted to that many characters (``tables.render_wide``:
+        aligned columns, else headings and columns beneath them, else one block per row; the CSV and JSON keep
+        every value in full)."""
         if self.printed is not None:
             return self.printed
         cells = [[_shown(v) for v in row] for row in self.rows]
-        lines = [self.title] if self.title else []
-        lines += aligned([str(c) for c in self.columns], cells)
-        return "\n".join(lines + [f"note: {n}" for n in self.notes])
+        if width is None:
+            lines = [self.title] if self.title else []
+            lines += aligned([str(c) for c in self.columns], cells)
+            return "\n".join(lines + [f"note: {n}" for n in self.notes])
+        align = "l" + "".join("r" if _numeric(self.rows, i) else "l" for i in range(1, len(self.columns)))
+        parts = [fold_text(self.title, width)] if self.title else []
+        parts.append(render_wide(self.columns, cells, align, width))
+        return "\n".join(parts + [fold_text(f"note: {n}", width) for n in self.notes])
 
 
 def csv_cell(value: Any) -> Any:
@@ -82,14 +92,12 @@ def _shown(value: Any) -> str:
     return f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def aligned(header: list[str], rows: list[list[str]]) -> list[str]:
-    """Aligned text columns: the first (names) to the left, the others to the right."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+def _numeric(rows: list[Sequence[Any]], column: int) -> bool:
+    """Whether every value of ``column`` is a number or missing (its cells are then aligned right)."""
+    values = (r[column] for r in rows)
+    return all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in values)
 
-    def fmt(row: list[str]) -> str:
-        return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(row, widths)))
 
-    return [fmt(header), "  ".join("-" * w for w in widths), *map(fmt, rows)]
 
 
 @dataclass(frozen=True)

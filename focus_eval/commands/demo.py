@@ -4,6 +4,9 @@ untrained model of each family on the synthetic tasks, results, and the leaderbo
 from __future__ import annotations
 
 import argparse
+import os
+import shlex
+import sys
 import time
 from pathlib import Path
 
@@ -55,7 +58,52 @@ def run(args: argparse.Namespace) -> int:
               flush=True)
         for stem, reason in report.failed.items():
             print(f"[demo]   failed {stem}: {reason}", flush=True)
-    index = build_site([results], site)
+    t0 = time.perf_counter()
+    index = build_site([results], site, thumbnails=True, data_root=data)
+    log(f"demo: leaderboard built with thumbnails of the test images ({time.perf_counter() - t0:.1f} s)")
     print(f"[demo] leaderboard: {index.as_uri() if hasattr(index, 'as_uri') else index}")
     print(f"[demo] done in {time.perf_counter() - start:.1f} s")
+    print(next_steps(out), flush=True)
     return 1 if failed else 0
+
+
+def next_commands(out: Path, cwd: Path | None = None) -> list[str]:
+    """The three commands to try after the demo, as the README's quick start lists them for ``--out demo-out``:
+    a report on the demo's results, a run of the real encoder on the demo's data, and the headline command on
+    real data. Paths are shown relative to ``cwd`` (default: the current folder) when they lie under it."""
+    shown = _shown(out, cwd or Path.cwd())
+    return [f"focus-eval report ranks {shlex.quote(f'{shown}/results')}"
+            "    # the demo's models ranked, with rank intervals",
+            f"focus-eval --model efficientnet-lite0 --tasks glaucoma_synth_mobile --data-root "
+            f"{shlex.quote(f'{shown}/data')} --output-path my-results",
+            "focus-eval --model medgemma-27b --tasks 'glaucoma_*' --data-root DIR --device cuda --check"]
+
+
+def next_steps(out: Path) -> str:
+    """What the demo ends with: how to call focus-eval from here (activate the environment it runs in, or call
+    its script by path), and the next three commands."""
+    lines = ["[demo] next: try these three commands (the last one on real data: the datasets under DIR, README "
+             "'Datasets'; drop --check to run it on a GPU)"]
+    activate = _activation()
+    if activate:
+        lines.append(f"    {activate}")
+    lines += [f"    {c}" for c in next_commands(out)]
+    return "\n".join(lines)
+
+
+def _activation() -> str | None:
+    """The line that puts this environment's ``focus-eval`` on PATH, None when it is there already (an activated
+    virtual environment, or no virtual environment at all)."""
+    if sys.prefix == sys.base_prefix or os.environ.get("VIRTUAL_ENV") == sys.prefix:
+        return None
+    venv = _shown(Path(sys.prefix), Path.cwd())
+    return (f". {shlex.quote(f'{venv}/bin/activate')}    # or type {shlex.quote(f'{venv}/bin/focus-eval')} "
+            f"for focus-eval")
+
+
+def _shown(path: Path, cwd: Path) -> str:
+    path = path.absolute()
+    try:
+        return str(path.relative_to(cwd.absolute()))
+    except ValueError:
+        return str(path)

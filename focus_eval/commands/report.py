@@ -7,6 +7,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from focus_eval import validators
+
 
 EXPORT = "export"
 EXPORT_SUMMARY = "the results lines as lm-evaluation-harness result files (--format lm-eval -o DIR)"
@@ -28,7 +30,13 @@ def listing() -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = listing()
+    plain_help = parser.format_help
+
+    def with_listing() -> str:  # the listing imports every analysis: only when help is asked for
+        parser.epilog = listing()
+        return plain_help()
+
+    parser.format_help = with_listing
     parser.add_argument("name", nargs="?", metavar="NAME", help="the analysis to run (listed below)")
     add_report_arguments(parser)
     parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the table as CSV to FILE")
@@ -55,14 +63,19 @@ def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers as JSON to FILE")
     parser.add_argument("--include-limited", action="store_true",
                         help="count the lines of --limit runs (left out by default, as on the leaderboard)")
-    parser.add_argument("--n-boot", type=int, default=1000, metavar="N",
-                        help="bootstrap resamples of analyses that resample (default 1000)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap resampling (default 0)")
+    parser.add_argument("--n-boot", type=n_boot, default=1000, metavar="N",
+                        help="bootstrap resamples of analyses that resample (default 1000; 0: no intervals)")
+    parser.add_argument("--seed", type=validators.seed, default=0, help="seed of the bootstrap resampling (default 0)")
     parser.add_argument("--prefer", metavar="newest|FOLDER",
                         help="when a results line is found twice: keep the newer one or the one under FOLDER")
     from focus_eval.commands.leaderboard import add_coverage_floor
 
     add_coverage_floor(parser)
+
+
+def n_boot(text: str) -> int:
+    """--n-boot of a report: 0 (no intervals) or 1 to ``validators.MAX_N_BOOT`` resamples."""
+    return 0 if text.strip() == "0" else validators.n_boot(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,13 +85,29 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         print(listing())
         return 0
+    if args.name != EXPORT:
+        ANALYSES.check(args.name)  # a misspelled name is refused before any analysis is imported
     if not args.results:
         raise FocusError(f"focus-eval report {args.name} needs one or more RESULTS folders or files")
+    check_paths(args)
     if args.name == EXPORT:
         return export(args)
     if args.name == BUNDLE:
         return bundle(args)
     return report(ANALYSES.get(args.name), args)
+
+
+def check_paths(args: argparse.Namespace) -> None:
+    """RESULTS and --endpoints exist, checked before anything heavy is imported."""
+    from focus_eval.errors import FocusError
+
+    for path in args.results:
+        if not path.exists():
+            raise FocusError(f"RESULTS {path} does not exist: pass an --output-path folder, a model folder, or a "
+                             f"results.jsonl or compare*.jsonl file")
+    endpoints = getattr(args, "endpoints", None)
+    if endpoints is not None and not endpoints.is_file():
+        raise FocusError(f"--endpoints {endpoints}: no such file (focus_eval/analysis/endpoints.yaml shows the form)")
 
 
 def export(args: argparse.Namespace) -> int:
@@ -118,11 +147,9 @@ def bundle(args: argparse.Namespace) -> int:
 def report(analysis, args: argparse.Namespace) -> int:
     """Read RESULTS, compute ``analysis``, print its table, write ``--json`` and ``--csv``."""
     from focus_eval.analysis.base import ReportOptions
-    from focus_eval.errors import FocusError
     from focus_eval.leaderboard.conventions import collect_results
+    from focus_eval.tables import width
 
-    if args.n_boot < 0:
-        raise FocusError("--n-boot must be 0 or more")
     collection = collect_results(args.results, args.prefer)
     from focus_eval.leaderboard.pages.build import with_coverage_floor
 
@@ -131,7 +158,7 @@ def report(analysis, args: argparse.Namespace) -> int:
                             endpoints=getattr(args, "endpoints", None),
                             random_guess=getattr(args, "random_guess", None))
     table = analysis.compute(collection, options)
-    print(table.to_text())
+    print(table.to_text(width()))
     for path, text in ((args.json, table.to_json), (getattr(args, "csv", None), table.to_csv)):
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)

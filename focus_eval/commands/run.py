@@ -240,11 +240,11 @@ UNITS = ("task", "method", "dataset", "train", "val", "test")
 
 def print_check(check, options) -> int:
     """``--check``: every problem (exit 2), else the units the run would compute with their images per split and,
-    on a GPU, the estimated time; nothing is loaded or written."""
+    on a device named with --device, the estimated time; nothing is loaded or written."""
     check.raise_problems()
     rows = [[u.task.name, u.method, u.task.dataset,
              *[check.counts.get(u.task.name, {}).get(s) for s in ("train", "val", "test")]] for u in check.units]
-    estimate = gpu_estimate(check, options)
+    estimate = device_estimate(check, options)
     if options.json:
         print_json({"model": check.preset.name, "units": [dict(zip(UNITS, r)) for r in rows],
                     "skipped_by_task": check.skipped, "not_scored": check.unserved, "notes": check.notes,
@@ -263,35 +263,12 @@ def print_check(check, options) -> int:
     return 0
 
 
-def gpu_estimate(check, options) -> dict | None:
-    """On a GPU named with --device, the run's estimated time from the benchmark's throughput figures
-    (``focus_eval.grid.estimate``: per workload, scaled by the model's size); None otherwise."""
-    device = options.device
-    if not device or not str(device).startswith("cuda") or not check.units:
+def device_estimate(check, options) -> dict | None:
+    """On a device named with --device (a GPU, or the CPU), the run's estimated time from the throughput figures
+    (``focus_eval.grid.estimate.run_estimate``); None otherwise."""
+    device = str(options.device or "")
+    if not (device.startswith("cuda") or device == "cpu") or not check.units:
         return None
-    from focus_eval.grid.estimate import DOCUMENTED_IMAGES, SIZES_B, Throughput, estimate, image_counts, images_read
+    from focus_eval.grid.estimate import Throughput, run_estimate
 
-    images, tasks, documented = 0, 0, []
-    for dataset in dict.fromkeys(u.task.dataset for u in check.units):
-        units = [u for u in check.units if u.task.dataset == dataset]
-        names = {u.task.name for u in units}
-        read = [images_read(check.counts[u.task.name], [u.method], [u.task], options) for u in units
-                if u.task.name in check.counts]
-        if read:
-            images += max(read)
-        elif dataset in DOCUMENTED_IMAGES:  # not read (no data root): the documented figures
-            c = image_counts(dataset, None, [], None)
-            images += max(images_read({"train": c.train, "val": c.val, "test": c.test}, [u.method], [u.task],
-                                      options) for u in units)
-            documented.append(dataset)
-        tasks = max(tasks, len(names))
-    throughput = Throughput.default()
-    minutes = estimate(check.preset, "eval", images, tasks, throughput).minutes
-    sized = ("" if check.preset.name in SIZES_B else
-             f"no figures for {check.preset.name}: estimated as a typical {check.preset.family} model; ")
-    text = (f"estimated time on one GPU: about {minutes:.0f} min for {images} images ({sized}benchmark "
-            f"figures: {throughput.source}, scaled to the model's size, docs/PERFORMANCE.md; 'focus-eval bench' "
-            f"measures your card)")
-    if documented:
-        text += f"; image counts documented, not read, for {', '.join(documented)}"
-    return {"minutes": minutes, "images": images, "text": text}
+    return run_estimate(check, options, Throughput.cpu() if device == "cpu" else Throughput.default())

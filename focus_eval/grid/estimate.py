@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,14 @@ UNKNOWN_IMAGES = (1000, 200)
 # `focus-eval bench --json FILE` has measured the card the grid runs on (`grid plan --throughput FILE`).
 BENCH_SIZE_B = {"vit224": 0.304, "medgemma4b": 4.30, "medgemma27b": 27.43}
 DEFAULT_THROUGHPUT = {"vit224": 600.0, "medgemma4b": 40.0, "medgemma27b": 8.0}
+# The same per CPU core (float32, torch's threads on every core): ViT-L/16 at 224 px measured on the 2-core
+# development machine (0.2 to 0.3 images/s on both cores); the multimodal LLMs scaled from it by FLOP count
+# (an image costs ViT-L/16 0.12 TFLOP, MedGemma-4B 7.7 and MedGemma-27B 24: tower and 338-token prefill). Smaller
+# models are bound by decoding the images, about CPU_DECODE_PER_CORE per core.
+CPU_PER_CORE = {"vit224": 0.15, "medgemma4b": 0.15 * 0.12 / 7.7, "medgemma27b": 0.15 * 0.12 / 24}
+CPU_DECODE_PER_CORE = 20.0
+# A run estimated to take longer than this on the CPU says so before it starts (focus_eval.api).
+SLOW_MINUTES = 30.0
 
 LOAD_S_PER_GB = 1.0       # weights read from a warm local cache, about 1 GB/s
 SAFETY = 1.25             # estimates are planning figures: leave headroom
@@ -60,10 +69,20 @@ class Throughput:
 
     figures: dict[str, float]
     source: str
+    where: str = "one GPU"
+    decode_cap: float | None = None  # the fastest any model goes (images decoded per second); None: vit224's rate
 
     @classmethod
     def default(cls) -> "Throughput":
         return cls(dict(DEFAULT_THROUGHPUT), "defaults (not measured)")
+
+    @classmethod
+    def cpu(cls, cores: int | None = None) -> "Throughput":
+        """Planning figures for this machine's CPU: the per-core figures times its cores."""
+        cores = max(1, cores or os.cpu_count() or 1)
+        return cls({k: v * cores for k, v in CPU_PER_CORE.items()},
+                   "planning figures per CPU core", where=f"the CPU ({cores} cores)",
+                   decode_cap=CPU_DECODE_PER_CORE * cores)
 
     @classmethod
     def from_bench(cls, path: str | Path) -> "Throughput":
@@ -93,10 +112,13 @@ class Throughput:
             small, large = self.figures["medgemma4b"], self.figures["medgemma27b"]
             # cost grows as a power of the size, fitted through the two measured sizes
             power = math.log(small / large) / math.log(BENCH_SIZE_B["medgemma27b"] / BENCH_SIZE_B["medgemma4b"])
-            return small * (BENCH_SIZE_B["medgemma4b"] / max(size_b, 1e-3)) ** power
+            if self.decode_cap and size_b < BENCH_SIZE_B["medgemma4b"]:
+                power = 1.0  # a CPU is busy throughout: a smaller model is faster by its parameter count
+            rate = small * (BENCH_SIZE_B["medgemma4b"] / max(size_b, 1e-6 if self.decode_cap else 1e-3)) ** power
+            return min(rate, self.decode_cap) if self.decode_cap else rate
         # encoders: compute grows with size and pixels; smaller ones stay bound by image decoding
         ratio = (BENCH_SIZE_B["vit224"] / max(size_b, 1e-6)) * (224.0 / max(image_size, 1)) ** 2
-        return self.figures["vit224"] * min(1.0, ratio)
+        return min(self.figures["vit224"] * ratio, self.decode_cap or self.figures["vit224"])
 
 
 @dataclass
@@ -173,3 +195,53 @@ def image_counts(dataset: str, cohort: str | None, tasks: list[Any], data_root: 
         return ImageCounts(*(len(per_split[s]) for s in ("train", "val", "test")), source="counted")
     total, test = DOCUMENTED_IMAGES.get(dataset, UNKNOWN_IMAGES)
     return ImageCounts(total - 2 * test, test, test, "documented" if dataset in DOCUMENTED_IMAGES else "assumed")
+
+
+def run_estimate(check: Any, options: Any, throughput: Throughput) -> dict[str, Any] | None:
+    """A run's estimated time on the device ``throughput`` describes (per workload, scaled by the model's size),
+    from a preflight ``check`` (its units, and its images per split where counted; the documented figures for
+    a dataset not counted); None without units."""
+    if not check.units:
+        return None
+    images, tasks, documented = 0, 0, []
+    for dataset in dict.fromkeys(u.task.dataset for u in check.units):
+        units = [u for u in check.units if u.task.dataset == dataset]
+        read = [images_read(limited(check.counts[u.task.name], u.method, options.limit), [u.method], [u.task],
+                            options) for u in units if u.task.name in check.counts]
+        if read:
+            images += max(read)
+        elif dataset in DOCUMENTED_IMAGES:  # not read (no data root): the documented figures
+            c = image_counts(dataset, None, [], None)
+            images += max(images_read({"train": c.train, "val": c.val, "test": c.test}, [u.method], [u.task],
+                                      options) for u in units)
+            documented.append(dataset)
+        tasks = max(tasks, len({u.task.name for u in units}))
+    found = estimate(check.preset, "eval", images, tasks, throughput)
+    sized = ("" if check.preset.name in SIZES_B else
+             f"no figures for {check.preset.name}: estimated as a typical {check.preset.family} model; ")
+    text = (f"estimated time on {throughput.where}: about {duration(found.minutes)} for {images} images ({sized}"
+            f"figures: {throughput.source}, scaled to the model's size, docs/PERFORMANCE.md; 'focus-eval bench' "
+            f"measures your device)")
+    if documented:
+        text += f"; image counts documented, not read, for {', '.join(documented)}"
+    return {"minutes": found.minutes, "images": images, "memory_gb": found.host_memory_gb, "text": text}
+
+
+def limited(counts: dict[str, int], method: str, limit: int | float | None) -> dict[str, int]:
+    """Images per split that a run with ``--limit`` reads: the test split cut, and every split the method
+    scores without fitting on it (a prompt's validation rows), as the runner cuts them."""
+    if not limit:
+        return counts
+    from focus_eval.runner.methods import get_method
+
+    fitted = get_method(method).splits
+
+    def cut(n: int) -> int:
+        return min(n, int(limit) if float(limit) >= 1 else math.ceil(float(limit) * n))
+
+    return {s: cut(n) if s == "test" or s not in fitted else n for s, n in counts.items()}
+
+
+def duration(minutes: float) -> str:
+    """Minutes as a person reads them: ``12 min``, ``3.5 h``."""
+    return f"{minutes:.0f} min" if minutes < 120 else f"{minutes / 60:.1f} h"

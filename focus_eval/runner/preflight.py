@@ -231,18 +231,45 @@ def _read_only(folder: Path) -> bool:
 
 
 def check_device(device: str | None) -> None:
-    """A GPU asked for must be visible: a run never falls back to the CPU silently."""
-    if not device or not str(device).startswith("cuda"):
+    """A device spelled as torch spells it (``focus_eval.validators.device``), and a GPU asked for visible: a run
+    never falls back to the CPU silently."""
+    import argparse
+
+    from focus_eval.validators import device as parse_device
+
+    try:
+        device = parse_device(device) if device is not None else None
+    except argparse.ArgumentTypeError as exc:
+        raise FocusError(f"--device: {exc}") from None
+    if device == "mps":
+        import torch
+
+        if not torch.backends.mps.is_available():
+            raise FocusError("--device mps: torch sees no Apple GPU (MPS) here; pass --device cpu to run on the "
+                             "CPU, or omit --device to use what there is")
+    if not device or not device.startswith("cuda"):
         return
     import torch
 
     visible = torch.cuda.device_count() if torch.cuda.is_available() else 0
-    index = str(device).partition(":")[2]
+    index = device.partition(":")[2]
     if not visible or (index.isdigit() and int(index) >= visible):
         shown = os.environ.get("CUDA_VISIBLE_DEVICES")
         raise FocusError(f"--device {device}: {visible} GPU(s) visible to torch"
                          f"{f' (CUDA_VISIBLE_DEVICES={shown})' if shown is not None else ''}; "
                          f"pass --device cpu to run on the CPU, or omit --device to use a GPU when there is one")
+
+
+def chosen_device(device: str | None) -> str:
+    """The kind of device a run with ``--device`` ``device`` uses (cpu, cuda or mps), as the runner's process
+    state picks it: auto is a GPU when torch sees one, else the CPU."""
+    if device:
+        return device.partition(":")[0]
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda"
+    return "mps" if torch.backends.mps.is_available() else "cpu"
 
 
 def split_counts(check: Preflight, options) -> dict[str, dict[str, int]]:

@@ -140,10 +140,29 @@
     window.dispatchEvent(new Event("resize"));  // leaderboard.js updates the scroll cues
   }
 
-  // An anchor link on every heading of the page (an id made from its text where it has none).
+  // The sticky header's height, for the scroll margin of link targets (style.css): it wraps to more lines on a
+  // narrow desktop window than on a phone, where its navigation scrolls on one line.
+  function keepHeaderHeight() {
+    var header = document.querySelector(".site-header");
+    if (!header) { return; }
+    var update = function () {
+      document.documentElement.style.setProperty("--header-h", header.getBoundingClientRect().height + "px");
+    };
+    update();
+    window.addEventListener("resize", update);
+  }
+
+  // An anchor link on every heading of the page: a heading that opens a section with an id takes that id (the
+  // section's links, such as the navigation's #tasks, land on the heading); others get an id made from their
+  // text, numbered where the page has it already.
   function anchorHeadings() {
     var taken = {};
     each(document.querySelectorAll("main h1, main h2, main h3"), function (heading) {
+      var section = heading.parentElement;
+      if (!heading.id && section && section.tagName === "SECTION" && section.id && section.firstElementChild === heading) {
+        heading.id = section.id;
+        section.removeAttribute("id");
+      }
       if (!heading.id) {
         var base = slug(heading.textContent), id = base, n = 1;
         while (taken[id] || document.getElementById(id)) { n += 1; id = base + "-" + n; }
@@ -179,6 +198,7 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     restoring = true;
+    keepHeaderHeight();
     each(document.querySelectorAll("table[id]"), columnKeys);
     cellButtons();
     each(document.querySelectorAll(".filters[data-for]"), keepFilters);

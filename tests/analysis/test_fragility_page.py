@@ -47,3 +47,10 @@ def test_variant_lines_stay_out_of_the_rankings(tmp_path):
                     include_limited=False, title="t", base_url=None)
     assert {e.line.task for e in site.ranked} == {"dr_x"}
     assert len(site.entries) == 9
+
+
+def test_variant_tasks_are_no_columns_of_the_overview_heatmap(tmp_path):
+    report = build_site([write(tmp_path / "out")], tmp_path / "site")
+    overview = (report.out_dir / "index.html").read_text()
+    heatmap = overview[overview.index('id="heatmap"'):overview.index("</svg>", overview.index('id="heatmap"'))]
+    assert "dr_x" in heatmap and "dr_x@" not in heatmap

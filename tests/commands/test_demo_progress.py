@@ -39,7 +39,9 @@ def test_demo_prints_its_first_line_early_and_one_line_per_stage_off_a_terminal(
         assert re.search(rf"embed {dataset} \d+ images [\d.]+ img/s \([\d.]+ s\)$", embed.strip())
         assert sum(f"scored dr_synth_{dataset[6:]} linear_probe" in t for t in stages) == 1
     assert any("model tiny-vit loaded on cpu" in t for t in stages)
-    assert text[-1].startswith("[demo] done in")
+    done = next(i for i, t in enumerate(text) if t.startswith("[demo] done in"))
+    assert text[done + 1].startswith("[demo] next:")  # then only the next commands, indented
+    assert all(t.startswith("    ") for t in text[done + 2:]) and len(text[done + 2:]) >= 3
 
 
 def test_a_stage_off_a_terminal_is_one_line_with_its_count_rate_and_time():

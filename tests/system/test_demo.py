@@ -32,6 +32,13 @@ def test_demo_evaluates_every_family_and_builds_a_site_that_opens_cleanly(tmp_pa
     data = json.loads((out / "site" / "data" / "results.json").read_text())
     assert len(data) == sum(len(read_jsonl(out / "results" / m / "results.jsonl")) for m in DEMO_MODELS)
 
+    # the per-image pages show a thumbnail of each test image
+    thumbs = list((out / "site" / "thumbs").glob("*.jpg"))
+    assert thumbs and all(t.stat().st_size > 0 for t in thumbs)
+    sample_page = next((out / "site" / "samples").glob("dr_synth_desktop/efficientnet-lite0*.html"))
+    assert sample_page.read_text().count('<img class="thumb"') >= 10
+    assert "[demo] next:" in printed and "focus-eval report ranks" in printed
+
     visit = Visit(browser)
     page = visit.open(index)
     assert page.locator("svg rect").count() > 10

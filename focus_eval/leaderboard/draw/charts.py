@@ -288,6 +288,7 @@ class ForestRow:
     hi: float | None
     title: str
     css: str
+    lines: tuple[str, ...] = ()  # the label as drawn: one line, or two
 
 
 @dataclass(frozen=True)
@@ -305,8 +306,15 @@ class Forest:
 def forest(items: Sequence[tuple[str, float | None, tuple | None, str, str]], width: float = 640.0,
            x_title: str = "delta (fine-tuned \u2212 base)") -> Forest:
     """Point estimates with intervals around a zero line; items are (label, estimate, ci, tooltip, css).
-    Ticks are round values with the digits their spacing needs, so no two read the same."""
-    left, right, row_h = 190.0, width - 20.0, 26.0
+    Ticks are round values with the digits their spacing needs, so no two read the same. A label longer than
+    ``FOREST_LINE`` characters is drawn on two lines, split at a `` \u00b7 `` (each line shortened to that length
+    if it must be; the row's tooltip has it whole), and the label column is as wide as its longest line: no label
+    starts left of the chart, and on a phone the labels fit the screen while the plot beside them scrolls."""
+    lines = [_label_lines(label) for label, *_ in items]
+    longest = max((len(line) for parts in lines for line in parts), default=0)
+    left = max(190.0, longest * FOREST_PX_PER_CHAR + 16)
+    width += left - 190.0
+    right, row_h = width - 20.0, 36.0 if any(len(parts) > 1 for parts in lines) else 26.0
     values = [v for _, est, ci, _, _ in items for v in (est, *(ci or ())) if v is not None] or [0.0]
     span = max(abs(min(values)), abs(max(values))) * 1.15 or 0.001
     tick_values, step = nice_ticks(-span, span, 4)
@@ -320,13 +328,29 @@ def forest(items: Sequence[tuple[str, float | None, tuple | None, str, str]], wi
         lo, hi = (ci if ci else (None, None))
         rows.append(ForestRow(label=label, y=20 + i * row_h, x=None if est is None else sx(est),
                               lo=None if lo is None else sx(lo), hi=None if hi is None else sx(hi),
-                              title=title, css=css))
+                              title=title, css=css, lines=lines[i]))
     bottom = 20 + len(items) * row_h
     ticks = [Text(x=sx(v), y=bottom + 14, text=tick_label(v, step, signed=True), anchor="middle")
              for v in tick_values]
     title = Text(x=(left + right) / 2, y=bottom + 32, text=x_title, anchor="middle", css="axis-title")
     return Forest(width=width, height=bottom + 40, left=left, right=right, zero=sx(0.0), rows=rows, ticks=ticks,
                   title=title)
+
+
+FOREST_LINE = 36  # the longest line of a forest label (12 px text: about 260 px, within a phone's screen)
+FOREST_PX_PER_CHAR = 7.2  # 12 px label text, a little wider than the average character, so no label is cut
+
+
+def _label_lines(label: str) -> tuple[str, ...]:
+    """A forest label as one line, or two split at the `` \u00b7 `` that leaves the longer line shortest."""
+    if len(label) <= FOREST_LINE:
+        return (label,)
+    parts = label.split(" \u00b7 ")
+    if len(parts) < 2:
+        return (_clip(label, FOREST_LINE),)
+    joined = [(" \u00b7 ".join(parts[:k]), " \u00b7 ".join(parts[k:])) for k in range(1, len(parts))]
+    first, second = min(joined, key=lambda halves: max(map(len, halves)))
+    return (_clip(first, FOREST_LINE), _clip(second, FOREST_LINE))
 
 
 def _text_width(text: str, px_per_char: float = 6.6) -> float:

@@ -66,14 +66,17 @@ def fmt_date(stamp: str | None) -> str:
 
 
 def value_cell(value: float | None, ci: Sequence[float | None] | None = None, bold: bool = False, css: str = "",
-               digits: int = 3) -> Markup:
-    """A numeric table cell: the value (or a dash), its interval below, and the key the table script sorts on.
+               digits: int = 3, href: str | None = None) -> Markup:
+    """A numeric table cell: the value (or a dash), its interval below, and the key the table script sorts on;
+    with ``href`` the value links there (a results line's score to its per-image page).
 
     Written in Python rather than as a template macro because the big tables call it ~10^5 times per build;
-    the numbers are formatted here and contain no markup, the class names are escaped.
+    the numbers are formatted here and contain no markup, the class names and the address are escaped.
     """
     classes = " ".join(c for c in ("num", "null" if value is None else "", css) if c)
     inner = fmt_number(value, digits)
+    if href and value is not None:
+        inner = f'<a class="score-link" href="{escape(href)}" title="per-image predictions">{inner}</a>'
     if bold:
         inner = f"<strong>{inner}</strong>"
     interval = fmt_interval(ci, digits) if ci else ""

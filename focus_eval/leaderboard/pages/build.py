@@ -21,7 +21,7 @@ from focus_eval.leaderboard.draw.templates import environment
 from focus_eval.leaderboard.pages import groups
 from focus_eval.leaderboard.pages.fragility_page import is_variant
 from focus_eval.leaderboard.pages.maintable import main_rows
-from focus_eval.leaderboard.pages.sample_pages import make_thumbnails, sample_links
+from focus_eval.leaderboard.pages.sample_pages import asked_tasks, make_thumbnails, sample_links
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
 from focus_eval.leaderboard.pages.statistics import site_stats, with_rank_intervals
@@ -123,7 +123,11 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
     configs = groups.configurations(ranked, catalog, include_proxy)
-    tasks = groups.tasks(entries, catalog, task_slugs, task_definitions(include_paths))
+    from focus_eval.task import TaskIndex
+
+    index = TaskIndex(include_paths)
+    tasks = groups.tasks(entries, catalog, task_slugs, task_definitions(index))
+    links = {} if no_samples else sample_links(entries, task_slugs, model_slugs)
     ranked_ids = {id(e) for e in ranked}
     targets = sorted({e.line.target for e in ranked if e.line.target}, key=lambda t: catalog.order("targets", t))
     samples = load_samples(entries, read_samples=not no_samples)
@@ -138,7 +142,7 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
         main=with_rank_intervals(main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)],
                                            targets, include_proxy, samples), stats),
         group_lines=collection.group_lines, stats=stats,
-        sample_links={} if no_samples else sample_links(entries, task_slugs, model_slugs))
+        sample_links=links, asked=asked_tasks([e for e in entries if e.key in links], index))
 
 
 def check_title(title: str | None) -> str:
@@ -160,11 +164,9 @@ def check_base_url(url: str | None) -> str | None:
     return url if url.endswith("/") else url + "/"
 
 
-def task_definitions(include_paths: Sequence[Path | str] = ()) -> dict[str, groups.TaskDefinition]:
-    """Label rule, description and file hash of every task the task index knows (shipped and user folders)."""
-    from focus_eval.task import TaskIndex
-
-    index = TaskIndex(include_paths)
+def task_definitions(index) -> dict[str, groups.TaskDefinition]:
+    """Label rule, description and file hash of every task the task index (``task.TaskIndex``: shipped and user
+    folders) knows."""
     return {task.name: groups.TaskDefinition(label_rule=task.label_rule, description=task.description,
                                              hash=task.hash) for task in index.tasks()}
 

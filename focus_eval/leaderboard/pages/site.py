@@ -48,6 +48,8 @@ class Site:
     thumbs: dict[tuple[str, str], str] = field(default_factory=dict)
     # the paired statistics over sample files (pages.statistics.SiteStats); None when published without samples
     stats: Any = None
+    # results-line key -> the task its per-image page's prompts come from (pages.sample_pages.AskedTask)
+    asked: dict[tuple, Any] = field(default_factory=dict)
 
     @property
     def synthetic(self) -> bool:

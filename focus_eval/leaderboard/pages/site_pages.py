@@ -14,7 +14,8 @@ from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.card import card_html
 from focus_eval.leaderboard.draw.filters import filter_options
 from focus_eval.leaderboard.pages.model_cards import model_card
-from focus_eval.leaderboard.pages.sample_pages import CELLS, rows_html, sample_page
+from focus_eval.leaderboard.pages.downloads import main_table_csv
+from focus_eval.leaderboard.pages.sample_pages import CELLS, rows_csv, rows_html, sample_page
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.statistics import task_statistics
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
@@ -48,7 +49,10 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
                               samples=[site.samples[e.key] for e in task.entries], primary=primary,
                               sample_links=site.sample_links, metrics=CLASS_METRICS if primary != "auroc" else METRICS,
                               **task_statistics(site, task.name))
-    pages.update(_sample_pages(env, common, site))
+    samples = _sample_pages(env, common, site)
+    pages.update({path: html for path, (html, _) in samples.items()})
+    data.update({csv_path: text for _, (_, (csv_path, text)) in samples.items()})
+    data["data/main-table.csv"] = main_table_csv(site.main, site.targets).to_csv()
     model_page = env.get_template("model.html")
     for model in site.models:
         path = f"models/{model.slug}.html"
@@ -56,20 +60,22 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
                               card=model_card(model, site.runs, site.ranked, site.include_proxy),
                               rows=[r for r in site.main if r.config.model == model.name],
                               provenance=[(e, line_provenance(e, site.runs.run_of(e))) for e in model.entries],
-                              filters=filter_options(model.entries, site.catalog))
+                              filters=filter_options(model.entries, site.catalog), sample_links=site.sample_links)
     return pages, data
 
 
-def _sample_pages(env: jinja2.Environment, common: dict[str, Any], site: Site) -> dict[str, str]:
-    """One page per results line with a sample file: its test images' predictions."""
+def _sample_pages(env: jinja2.Environment, common: dict[str, Any], site: Site) -> dict[str, tuple]:
+    """One page per results line with a sample file, its test images' predictions: page path -> (HTML, (path of
+    its rows as CSV, the CSV))."""
     template, by_key = env.get_template("samples.html"), {e.key: e for e in site.entries}
     pages = {}
     for key, path in site.sample_links.items():
         view = site.samples.get(key)
-        page = sample_page(by_key[key], path, site.thumbs, view.rows if view is not None else None)
-        pages[path] = _render(env, template, common, path, "../../", "tasks",
-                              f"{page.entry.line.task}: {page.entry.model}", page=page, cells=CELLS,
-                              rows_html=rows_html)
+        page = sample_page(by_key[key], path, site.thumbs, view.rows if view is not None else None,
+                           site.asked.get(key))
+        html = _render(env, template, common, path, "../../", "tasks", f"{page.entry.line.task}: {page.entry.model}",
+                       page=page, cells=CELLS, rows_html=rows_html)
+        pages[path] = (html, (page.csv_path, rows_csv(page)))
     return pages
 
 
@@ -96,12 +102,16 @@ def task_ranks(entries: list[Entry], site: Site) -> dict[tuple, int | None]:
 
 def overview_context(site: Site, views: list[ViewPage]) -> dict[str, Any]:
     label = site.catalog.label
+    ranked = {id(e) for e in site.ranked}
     table_entries = [e for e in site.ranked if not e.line.adapter]
     return {
         "main": site.main,
+        "sample_links": site.sample_links,
         "targets": site.targets,
         "main_filters": _main_filters(site),
-        "heatmap": charts.heatmap(site.configs, site.tasks, site.model_slugs, lambda f: label("families", f),
+        # columns: the tasks of the ranked lines (a fragility run's copies of a task are on the Fragility page)
+        "heatmap": charts.heatmap(site.configs, [t for t in site.tasks if any(id(e) in ranked for e in t.entries)],
+                                  site.model_slugs, lambda f: label("families", f),
                                   lambda t: label("targets", t)) if site.configs else None,
         "table": site.table,
         "table_filters": filter_options(table_entries, site.catalog, keys=("family", "method", "target")),
