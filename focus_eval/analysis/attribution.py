@@ -33,6 +33,7 @@ import numpy as np
 from focus_eval.analysis.base import ReportOptions, Table, aligned
 from focus_eval.errors import FocusError
 from focus_eval.results.collect import Collection, Entry
+from focus_eval.results.identity import Pairing, pair
 
 TASK_NAME = re.compile(r"^funbench_l([1-4])([a-d])_")
 LEVELS = ("L1", "L2", "L3", "L4")
@@ -275,10 +276,17 @@ def model_label(e: Entry) -> str:
     return label + (f" [{e.convention_text}]" if e.convention_text else "")
 
 
+def funbench_lines(entries: Iterable[Entry], include_limited: bool = False) -> Pairing:
+    """The results lines of FunBench tasks through the one pairing step (``results.identity.pair``): ``--limit``
+    runs only with ``include_limited``, plain lines of the task version most lines have, with answers; a line below
+    the coverage floor stays, shown without a rank. The lines left out come with their reasons."""
+    funbench = [e for e in entries if e.line.output_type and code_of(e.line.task)]
+    return pair(funbench, "configuration", include_limited=include_limited, min_group=1, coverage=False)
+
+
 def funbench_entries(entries: Iterable[Entry], include_limited: bool = False) -> list[Entry]:
-    """The results lines of FunBench tasks (``--limit`` runs only with ``include_limited``)."""
-    return [e for e in entries if e.line.output_type and code_of(e.line.task)
-            and (include_limited or not e.limited)]
+    """The results lines of FunBench tasks that the attribution counts (``funbench_lines``)."""
+    return funbench_lines(entries, include_limited).entries
 
 
 def scores_of(entries: Iterable[Entry]) -> list[LineScore]:
@@ -303,8 +311,11 @@ def task_guesses(entries: Iterable[Entry]) -> dict[str, float | None]:
 def attribute_entries(entries: Iterable[Entry], *, include_limited: bool = False, n_boot: int = N_BOOT,
                       seed: int = 0) -> Attribution:
     """The attribution report of leaderboard entries (non-FunBench lines are left out)."""
-    lines = funbench_entries(entries, include_limited)
-    return attribute(scores_of(lines), task_guesses(lines), n_boot=n_boot, seed=seed)
+    pairing = funbench_lines(entries, include_limited)
+    lines = pairing.entries
+    report = attribute(scores_of(lines), task_guesses(lines), n_boot=n_boot, seed=seed)
+    report.notes += pairing.notes()
+    return report
 
 
 # ----- the report: text, table, JSON
@@ -405,6 +416,7 @@ class FunBenchAttribution:
     summary: str = ("FunBench module attribution: MEAN and rank per model and mode, Spearman's rho of the holistic "
                     "ranking with the LLM and VE rankings (bootstrap over task codes)")
     inputs: tuple[str, ...] = ("results",)
+    varies: str = "configuration"
 
     def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
         report = attribute_entries(collection.entries, include_limited=options.include_limited,

@@ -35,3 +35,15 @@ def check_floor(floor: float) -> float:
 def low_coverage(coverage: float | None, floor: float = COVERAGE_FLOOR) -> bool:
     """Coverage below the floor; a line without a coverage (not a prompt method's) is never low."""
     return coverage is not None and coverage < floor
+
+
+def answered(n_answered: float | None, n_valid: float | None) -> float | None:
+    """The rows a line's answer-based scores rest on: a prompt method's readable answers, else the rows with a
+    score; None when the line does not say."""
+    return n_answered if n_answered is not None else n_valid
+
+
+def no_answers(n_answered: float | None, n_valid: float | None) -> bool:
+    """A line without a single answer to score: it has no score (never 0 with a zero-width interval) and no rank,
+    whatever the floor."""
+    return answered(n_answered, n_valid) == 0
