@@ -184,12 +184,12 @@ class Entry:
     def answers(self) -> float | None:
         """How many rows the line's answer-based scores rest on: readable answers of a prompt method, else the
         rows with a score (None when the line does not say)."""
-        return answered(self.line.n_answered, self.line.n_valid)
+        return answered(self.line.n_answered, self.line.n_valid, self.line.output_type)
 
     @property
     def no_answers(self) -> bool:
         """Not a single answer to score: the line shows no score and gets no rank, whatever the floor."""
-        return no_answers(self.line.n_answered, self.line.n_valid)
+        return no_answers(self.line.n_answered, self.line.n_valid, self.line.output_type)
 
     @property
     def limited(self) -> bool:
@@ -751,6 +751,46 @@ def mark_versions(entries: list[Entry]) -> list[Entry]:
     (``Entry.version_note``): it is shown, flagged, and compared with nothing."""
     references = reference_versions(e.line for e in entries)
     return [replace(e, version_note=version_note(e.line, references[e.line.task])) for e in entries]
+
+
+def read_paths(collection: "Collection", also: Iterable[Path | str | None] = ()) -> set[Path]:
+    """Every file a command over ``collection`` may read, resolved: the results and comparison files, the run
+    manifests beside the results files, every file of each line's sample folder, and ``also``."""
+    found = [*collection.inputs.results_files, *collection.inputs.compare_files]
+    for results in collection.inputs.results_files:
+        found += results.parent.glob(MANIFEST_GLOB)
+    for folder in {e.sample_dir for e in collection.entries}:
+        if folder.is_dir():
+            found += [p for p in folder.iterdir() if p.is_file()]
+    found += [Path(p) for p in also if p is not None]
+    return {p.resolve() for p in found}
+
+
+def refuse_overwrite(collection: "Collection", files: Iterable[tuple[str, Path | None]] = (),
+                     folders: Iterable[tuple[str, Path | None]] = (), also: Iterable[Path | str | None] = ()) -> None:
+    """Before anything is written: a FocusError when an output file (``(option, path)``) resolves to a file the
+    command reads, when two outputs are one file, or when an output folder holds a file it reads (a build clears
+    what it wrote there before)."""
+    inputs = read_paths(collection, also)
+    seen: dict[Path, str] = {}
+    for option, path in files:
+        if path is None:
+            continue
+        target = Path(path).resolve()
+        if target in inputs:
+            raise FocusError(f"{option} {path}: that file is one this command reads; nothing was written (choose "
+                             "another file)")
+        if target in seen:
+            raise FocusError(f"{option} {path}: the same file as {seen[target]}; nothing was written")
+        seen[target] = f"{option} {path}"
+    for option, path in folders:
+        if path is None:
+            continue
+        folder = Path(path).resolve()
+        inside = sorted(p for p in inputs if p == folder or folder in p.parents)
+        if inside:
+            raise FocusError(f"{option} {path}: the folder holds {inside[0]}, a file this command reads; nothing was "
+                             "written (choose a folder outside the results)")
 
 
 def collect(paths: Iterable[Path | str], conventions: ConventionRule,

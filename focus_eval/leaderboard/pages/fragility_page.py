@@ -17,13 +17,9 @@ from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.views import ViewPage
 
-VARIANT_KEYS = ("prompt_variant", "corruption", "train_fraction", "label_rule")
-
-
 def is_variant(entry) -> bool:
-    """Whether a line is a fragility run's (kept out of the main rankings)."""
-    extra = entry.line.extra or {}
-    return any(extra.get(k) is not None for k in VARIANT_KEYS)
+    """Whether a line is a fragility run's (kept out of the main rankings): a variant axis of its identity moved."""
+    return not entry.identity.plain
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from focus_eval.leaderboard.pages.statistics import task_statistics
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
 from focus_eval.results.collect import Entry
 from focus_eval.results.collect import line_provenance
+from focus_eval.results.identity import set_aside
 from focus_eval.results.schema import CLASS_METRICS, METRICS
 
 
@@ -86,10 +87,10 @@ def _render(env: jinja2.Environment, template: Any, common: dict[str, Any], path
 
 def task_ranks(entries: list[Entry], site: Site) -> dict[tuple, int | None]:
     """Ranks by each line's primary metric (AUROC for a binary task, FunBench F1 for a multi-class one) among
-    trained lines of adequate coverage (``--limit`` runs only with ``--include-limited``); lines equal at three
-    decimals share a rank; untrained baselines, limited runs and low-coverage lines get none."""
-    eligible = [e for e in entries if (site.include_limited or not e.limited) and not e.line.untrained
-                and not e.low_coverage]
+    trained lines that nothing sets aside (``results.identity.set_aside``: ``--limit`` runs only with
+    ``--include-limited``, no line without answers, of low coverage or of another task version); lines equal at
+    three decimals share a rank; untrained baselines get none."""
+    eligible = [e for e in entries if set_aside(e, site.include_limited) is None and not e.line.untrained]
     ranks = competition_ranks([e.metric(e.primary_metric) for e in eligible])
     return {e.key: rank for e, rank in zip(eligible, ranks)}
 
