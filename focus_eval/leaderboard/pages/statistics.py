@@ -140,7 +140,7 @@ def recalibration_view(site: Site) -> ViewPage | None:
     return ViewPage(name="recalibration", title="Recalibration", template="recalibration.html",
                     summary="temperature and Platt scaling fitted on validation: ECE and Brier before and after",
                     csv={"recalibration": table},
-                    context={"table": table, "diagrams": diagrams, "notes": stats.recalibration.notes})
+                    context={"table": table, "diagrams": diagrams, "notes": table.notes})
 
 
 def task_statistics(site: Site, task: str) -> dict:
