@@ -29,6 +29,7 @@ import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -160,7 +161,7 @@ class Entry:
     # set by ``collect`` when the line is of another version of its task than most of the task's lines
     version_note: str | None = None
 
-    @property
+    @cached_property
     def identity(self) -> Identity:
         """Everything that changes the line's numbers (``results.identity``)."""
         return Identity.of(self.line, signature(self.conventions))
@@ -186,7 +187,7 @@ class Entry:
         rows with a score (None when the line does not say)."""
         return answered(self.line.n_answered, self.line.n_valid, self.line.output_type)
 
-    @property
+    @cached_property
     def no_answers(self) -> bool:
         """Not a single answer to score: the line shows no score and gets no rank, whatever the floor."""
         return no_answers(self.line.n_answered, self.line.n_valid, self.line.output_type)

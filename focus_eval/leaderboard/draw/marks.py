@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from markupsafe import Markup, escape
 
 from focus_eval.results.collect import Convention, Entry
-from focus_eval.results.identity import set_aside
+from focus_eval.results.identity import LIMITED, LOW_COVERAGE, NO_ANSWERS, OTHER_VERSION, set_aside
 from focus_eval.results.power import MIN_POSITIVES
 
 BADGE_NOTES = {
@@ -26,6 +26,15 @@ BADGE_NOTES = {
     "no_answers": "No answers: not a single answer could be scored, so the line has no score and no rank",
     "version_mismatch": "Another version of the task than most of its lines: shown, compared with nothing. {note}",
 }
+
+
+# the reason a line is left out of a ranking (results.identity) -> the flag its badge shows
+LEFT_OUT_FLAGS = {OTHER_VERSION: "version_mismatch", NO_ANSWERS: "no_answers", LOW_COVERAGE: "low_coverage",
+                  LIMITED: "limited"}
+
+
+def left_out_flag(kind: str) -> str:
+    return LEFT_OUT_FLAGS.get(kind, "left_out")
 
 
 def not_ranked(entry: Entry, include_limited: bool) -> str:

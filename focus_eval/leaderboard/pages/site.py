@@ -48,6 +48,8 @@ class Site:
     thumbs: dict[tuple[str, str], str] = field(default_factory=dict)
     # the paired statistics over sample files (pages.statistics.SiteStats); None when published without samples
     stats: Any = None
+    # the binary lines the rankings leave out, each with its reason (results.identity.LeftOut)
+    left_out: list = field(default_factory=list)
 
     @property
     def synthetic(self) -> bool:

@@ -13,6 +13,7 @@ from focus_eval.analysis.summary import included
 from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.card import card_html
 from focus_eval.leaderboard.draw.filters import filter_options
+from focus_eval.leaderboard.pages.maintable import main_csv
 from focus_eval.leaderboard.pages.model_cards import model_card
 from focus_eval.leaderboard.pages.sample_pages import CELLS, rows_html, sample_page
 from focus_eval.leaderboard.pages.site import Site
@@ -35,7 +36,7 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
                                    **overview_context(site, views))}
     pages["benchmark-card.html"] = _render(env, "benchmark_card.html", common, "benchmark-card.html", "",
                                            "benchmark-card", "Benchmark card", card=card_html())
-    data = {}
+    data = {"data/main.csv": main_csv(site.main, site.targets, site.left_out).to_csv()}
     for view in views:
         pages[f"{view.name}.html"] = _render(env, view.template, common, f"{view.name}.html", "", view.name,
                                              view.title, view=view, **view.context)
@@ -113,6 +114,7 @@ def overview_context(site: Site, views: list[ViewPage]) -> dict[str, Any]:
         "counts": {"lines": len(site.entries), "files": len({e.source for e in site.entries}),
                    "models": len(site.models), "tasks": len(site.tasks), "configs": len(site.configs)},
         "flag_counts": Counter(flag for e in site.entries for flag in e.flags),
+        "left_out": Counter(item.reason.partition(": ")[0] for item in site.left_out),
         "group_lines": [g for g in site.group_lines if site.include_limited or not g.limited],
         "n_limited_groups": 0 if site.include_limited else sum(g.limited for g in site.group_lines),
         "n_excluded": 0 if site.include_proxy else len(site.ranked) - len(included(site.ranked)),
