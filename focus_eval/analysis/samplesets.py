@@ -41,18 +41,22 @@ def config_label(entry: Entry) -> str:
 
 
 def not_compared(entry: Entry, include_proxy: bool) -> str | None:
-    """Why a line that is otherwise comparable stays out of the paired statistics, or None."""
-    if entry.line.output_type:
-        return "not a yes/no task (FunBench F1 is compared on the FunBench page)"
+    """Why a binary line that is otherwise comparable stays out of the paired statistics, or None."""
     if not included([entry], include_proxy):
         return "a proxy or underpowered task (--include-proxy counts it)"
     return None
 
 
 def compared(collection: Collection, options: ReportOptions, varies: str = "configuration") -> Pairing:
-    """The binary results lines that enter the comparisons, and those left out with their reasons."""
-    return pair(collection.entries, varies, include_limited=options.include_limited, min_group=1, plain=True,
-                keep=lambda e: not_compared(e, options.include_proxy))
+    """The binary results lines that enter the comparisons, and those left out with their reasons; within
+    ``shared_reads`` worked out once for the analyses of one build."""
+    key = ("compared", id(collection.entries), options.include_limited, options.include_proxy, varies)
+    memo = _SHARED[-1] if _SHARED else {}
+    if key not in memo or memo[key][0] is not collection.entries:
+        binary = [e for e in collection.entries if not e.line.output_type]
+        memo[key] = (collection.entries, pair(binary, varies, include_limited=options.include_limited, min_group=1,
+                                              plain=True, keep=lambda e: not_compared(e, options.include_proxy)))
+    return memo[key][1]
 
 
 def compared_entries(collection: Collection, options: ReportOptions) -> list[Entry]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from typing import Any, Callable, Iterable
 
 from focus_eval.results.power import no_answers
@@ -77,7 +78,7 @@ class Identity:
         """Whether ``axis`` is at its default (for a variant axis: the task as it is)."""
         return all(getattr(self, name) == DEFAULTS[name] for name in fields_of(axis) if name not in _SHARED)
 
-    @property
+    @cached_property
     def plain(self) -> bool:
         """No variant axis moved: the task as defined, asked and labelled as usual, on clean images, with every
         training patient."""

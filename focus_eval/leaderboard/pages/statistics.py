@@ -50,9 +50,9 @@ def site_n_boot(collection: Collection, options: ReportOptions) -> int:
 
 def site_stats(collection: Collection, include_proxy: bool, include_limited: bool) -> SiteStats:
     options = ReportOptions(include_limited=include_limited, include_proxy=include_proxy)
-    options = replace(options, n_boot=site_n_boot(collection, options))
-    cache = ReplicateCache(options.n_boot, options.seed)
     with shared_reads():
+        options = replace(options, n_boot=site_n_boot(collection, options))
+        cache = ReplicateCache(options.n_boot, options.seed)
         return SiteStats(options, ranking(collection, options, cache), pairwise(collection, options, cache),
                          operating_points(collection, options), recalibration(collection, options))
 
