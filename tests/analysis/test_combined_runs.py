@@ -198,3 +198,33 @@ def test_report_options_have_the_run_options_ranges(tmp_path, argv, expected, ca
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert expected in err and "Traceback" not in err
+
+
+def test_notebook_rows_carry_answers_coverage_and_the_ranking_rule(every):
+    import focus_eval
+
+    frame = focus_eval.load_results(every)
+    frame = frame[frame.conventions == ""].set_index(["model", "task"])
+    assert {"n_answered", "coverage", "ranked", "set_aside"} <= set(frame.columns)
+    mute = frame.loc[("m5", "dr_a")]
+    assert mute["n_answered"] == 0 and mute["coverage"] == 0.0 and mute["accuracy"] != mute["accuracy"]  # NaN
+    assert mute["flags"] == "no_answers" and not mute["ranked"] and mute["set_aside"].startswith("no answers")
+    old = frame.loc[("m6", "dr_a")]
+    assert "version_mismatch" in old["flags"] and not old["ranked"]
+    talker = frame.loc[("m3", "dr_a")]
+    assert talker["n_answered"] == 40 and talker["coverage"] == 1.0 and talker["ranked"]
+    assert frame.loc[("m1", "dr_a")]["n_answered"] == 40  # a probe's scored rows
+    from focus_eval.notebook import load_results
+
+    low = load_results(every, coverage_floor=1.0)
+    assert low[(low.model == "m3") & (low.task == "dr_a")]["ranked"].all()  # coverage 1.0 is not below 1.0
+
+
+def test_trackers_log_answers_and_coverage_and_no_score_without_answers(every):
+    from focus_eval.runner.trackers import unit_metrics
+
+    lines = [json.loads(x) for x in (every / "m5" / "results.jsonl").read_text().splitlines()]
+    logged = unit_metrics(lines[0])
+    assert logged["n_answered"] == 0 and logged["coverage"] == 0.0 and "accuracy" not in logged
+    talker = unit_metrics(json.loads((every / "m3" / "results.jsonl").read_text().splitlines()[0]))
+    assert talker["n_answered"] == 40 and talker["coverage"] == 1.0 and "auroc" in talker
