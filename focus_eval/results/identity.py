@@ -152,7 +152,8 @@ def task_version_key(line: Any) -> tuple[str, str]:
 
 def reference_versions(lines: Iterable[Any]) -> dict[str, tuple[str, str]]:
     """Task name -> the (version, hash) its lines are compared on: the one most of the task's lines have; a tie
-    goes to the version of the most recently created line."""
+    goes to the version of the most recently created line, then to the larger (version, hash) in text order, so the
+    choice never depends on the order the lines were read in."""
     counts: dict[str, Counter] = {}
     newest: dict[tuple[str, tuple[str, str]], str] = {}
     for line in lines:
@@ -160,7 +161,7 @@ def reference_versions(lines: Iterable[Any]) -> dict[str, tuple[str, str]]:
         counts.setdefault(line.task, Counter())[key] += 1
         place = (line.task, key)
         newest[place] = max(newest.get(place, ""), str(line.created or ""))
-    return {task: max(found, key=lambda k: (found[k], newest[(task, k)])) for task, found in counts.items()}
+    return {task: max(found, key=lambda k: (found[k], newest[(task, k)], k)) for task, found in counts.items()}
 
 
 def version_note(line: Any, reference: tuple[str, str]) -> str | None:
