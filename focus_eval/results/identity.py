@@ -28,11 +28,9 @@ configuration), and, if it has a name for people, in ``AXIS_TITLES``.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from functools import cached_property
 from typing import Any, Callable, Iterable
-
-from focus_eval.results.power import no_answers
 
 
 @dataclass(frozen=True)
@@ -98,7 +96,8 @@ class Identity:
         return found
 
 
-DEFAULTS = {f.name: (None if f.name in ("train_fraction", "train_seed") else "") for f in fields(Identity)}
+# each field's default: what ``without`` sets an axis to (the configuration's fields have none: the empty text)
+DEFAULTS = {f.name: ("" if f.default is MISSING else f.default) for f in fields(Identity)}
 # axis -> the identity fields it moves
 AXES: dict[str, tuple[str, ...]] = {
     "configuration": ("model", "method", "adapter", "conventions"),
