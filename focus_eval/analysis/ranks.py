@@ -110,6 +110,13 @@ def _scope(name: str, tasks: list[str], data: _Tasks, options: ReportOptions, no
         notes.append(f"{name}: {len(tasks) - len(shared)} of {len(tasks)} task(s) left out (not every "
                      f"configuration has samples for them: {', '.join(sorted(set(tasks) - set(shared)))})")
     per_task = [data.replicates(t, models, options) for t in shared]
+    empty = [a.task for a, _ in per_task if not (a.y.size and 0 < a.y.sum() < a.y.size)]
+    if empty:
+        notes.append(f"{name}: {len(empty)} task(s) left out, no image of both classes scored by every "
+                     f"configuration: {', '.join(empty)}")
+        per_task = [(a, v) for a, v in per_task if a.task not in empty]
+    if not per_task:
+        return []
     dropped = sum(a.dropped for a, _ in per_task)
     if dropped:
         notes.append(f"{name}: {dropped} image(s) dropped, not scored by every configuration")

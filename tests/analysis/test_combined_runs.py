@@ -228,3 +228,16 @@ def test_trackers_log_answers_and_coverage_and_no_score_without_answers(every):
     assert logged["n_answered"] == 0 and logged["coverage"] == 0.0 and "accuracy" not in logged
     talker = unit_metrics(json.loads((every / "m3" / "results.jsonl").read_text().splitlines()[0]))
     assert talker["n_answered"] == 40 and talker["coverage"] == 1.0 and "auroc" in talker
+
+
+def test_configurations_without_a_shared_scored_image_are_not_ranked(tmp_path):
+    """Two configurations whose sample files share no image with a score: no rank 1 for both, and the notes say
+    why (not only how many images were dropped)."""
+    spec = specs()[0]
+    for model, prefix in (("m1", "a"), ("m2", "b")):
+        rows = [{**r, "image_id": prefix + r["image_id"]} for r in sample_rows(spec)]
+        write_lines(tmp_path / model / "samples" / "dr_a.linear_probe.jsonl", rows)
+        write_lines(tmp_path / model / "results.jsonl", [{**results_line(spec, rows), "model": model}])
+    table = ANALYSES.get("ranks").compute(collect_results([tmp_path]), OPTIONS)
+    assert table.rows == []
+    assert any("no image of both classes scored by every configuration: dr_a" in n for n in table.notes)
