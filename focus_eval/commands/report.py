@@ -50,6 +50,7 @@ def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False
                         help="count the lines of --limit runs (left out by default, as on the leaderboard)")
     from focus_eval.options import DECLARED, add_option
 
+    # the run options' ranges and errors (options.py), and 0: no resampling
     parser.add_argument("--n-boot", type=n_boot, default=DECLARED["n_boot"].default(), metavar="N",
                         help="bootstrap resamples of analyses that resample: as for a run, 1 to "
                              f"{MAX_N_BOOT}, or 0 for none (default %(default)s)")
@@ -108,7 +109,6 @@ def report(analysis, args: argparse.Namespace) -> int:
     """Read RESULTS, compute ``analysis``, print its table, write ``--json`` and ``--csv``."""
     from focus_eval.analysis.base import ReportOptions
     from focus_eval.leaderboard.conventions import collect_results
-
     from focus_eval.leaderboard.pages.build import with_coverage_floor
     from focus_eval.results.collect import refuse_overwrite
 
