@@ -2,13 +2,14 @@
 
 One configuration (model, method, adapter, run conventions) becomes one folder ``<model>__<method>`` (names made
 safe as lm-eval makes them; two configurations whose names map to one folder, also when they differ in case only,
-keep apart: the later in name order gets a short digest of its own name, and the command says so) holding ``results_<timestamp>.json`` in lm-eval's layout (``results``, ``groups``,
-``group_subtasks``, ``configs``, ``versions``, ``n-shot``, ``higher_is_better``, ``n-samples``, ``config``, ...)
-and one ``samples_<task>_<timestamp>.jsonl`` per task whose sample file is at hand. A line without answers has no score (its metrics are null); every line
-carries its answer count, coverage and flags (low coverage, another task version, ...) in its config's metadata,
-and a line of another task version than most lines of the task is keyed ``<task>@v<version>-<hash>``. The paths
-are worked out first, and nothing is written when one is a file the export reads. The field mapping is in
-docs/OUTPUTS.md."""
+keep apart: the later in name order gets a short digest of its own name, and the command says so) holding
+``results_<timestamp>.json`` in lm-eval's layout (``results``, ``groups``, ``group_subtasks``, ``configs``,
+``versions``, ``n-shot``, ``higher_is_better``, ``n-samples``, ``config``, ...) and one
+``samples_<task>_<timestamp>.jsonl`` per task whose sample file is at hand. A line without answers has no score
+(its metrics are null); every line carries its answer count, coverage and flags (low coverage, another task
+version, ...) in its config's metadata, and a line of another task version than most lines of the task is keyed
+``<task>@v<version>-<hash>``. The paths are worked out first, and nothing is written when one is a file the export
+reads. The field mapping is in docs/OUTPUTS.md."""
 
 from __future__ import annotations
 

@@ -32,7 +32,8 @@ def environment(catalog: Catalog, templates: Path | None = None) -> jinja2.Envir
                        pval=fmt_p, date=fmt_date)
     env.filters["label"] = lambda value, section: catalog.label(section, value)
     env.globals.update(catalog=catalog, value_cell=value_cell, count_cell=count_cell, mean_cell=mean_cell,
-                       gap_cell=gap_cell, delta_cell=delta_cell, answers_cell=answers_cell, badge=cells.badge, badges=cells.badges,
+                       gap_cell=gap_cell, delta_cell=delta_cell, answers_cell=answers_cell, badge=cells.badge,
+                       badges=cells.badges,
                        convention_badges=cells.convention_badges, row_open=cells.row_open,
                        model_link=cells.model_link, task_link=cells.task_link, not_ranked=cells.not_ranked,
                        left_out_flag=cells.left_out_flag)
