@@ -5,8 +5,9 @@ A results line of a prompt variant carries ``prompt_variant`` and ``base_task`` 
 them is its task's ``default`` prompt. Paraphrases are compared within one identity (``results.identity``: the
 same configuration, task version, label rule, corruption and label budget). Per model and base task the table
 gives the mean, minimum, maximum and SD of the score (AUROC; FunBench F1 for a multiple-choice task) over the
-variants it was asked in. Per target, each variant ranks the models by their mean score over the target's tasks, and Kendall's tau is given for every
-pair of variants, with one sentence saying whether the ranking is stable (``analysis.fragility``)."""
+variants it was asked in. Per target, each variant ranks the models by their mean score over the target's tasks,
+and Kendall's tau is given for every pair of variants, with one sentence saying whether the ranking is stable
+(``analysis.fragility``)."""
 
 from __future__ import annotations
 
