@@ -45,13 +45,6 @@ def kendall_tau(a: Mapping[str, float], b: Mapping[str, float]) -> float | None:
     return None if denominator == 0 else (concordant - discordant) / denominator
 
 
-def score_of(line: Any) -> tuple[str, float | None]:
-    """The metric a line is ranked by: AUROC for a yes/no task, FunBench F1 for the others."""
-    metric = "funbench_f1" if getattr(line, "output_type", None) else "auroc"
-    value = (line.metrics or {}).get(metric)
-    return metric, None if value is None else float(value)
-
-
 def model_label(line) -> str:
     """A configuration's name: the model, with its adapter and its method where that is not ``prompt``."""
     name = line.model + (f"+{line.adapter}" if line.adapter else "")
@@ -70,11 +63,12 @@ def task_name(key: Identity) -> str:
 
 
 def _unscored(entry: "Entry") -> str | None:
-    return None if score_of_entry(entry)[1] is not None else "no score"
+    return None if score_of(entry)[1] is not None else "no score"
 
 
-def score_of_entry(entry: "Entry") -> tuple[str, float | None]:
-    """``score_of`` through the entry (a line without answers has no score)."""
+def score_of(entry: "Entry") -> tuple[str, float | None]:
+    """The metric a line is ranked by (AUROC for a yes/no task, FunBench F1 for the others) and its value (none for
+    a line without answers)."""
     metric = entry.primary_metric
     value = entry.metric(metric)
     return metric, None if value is None else float(value)
@@ -97,7 +91,7 @@ def paired_scores(collection: "Collection", options: "ReportOptions", varies: st
     found: Scores = defaultdict(dict)
     for key, members in pairing.groups.items():
         for e in members:
-            metric, score = score_of_entry(e)
+            metric, score = score_of(e)
             found[(config_name(e), e.line.target, task_name(key), metric, context(key))][value(e.identity)] = \
                 (e, score)
     return dict(found), pairing
