@@ -5,10 +5,14 @@ so a row here is a line the leaderboard shows, with the same numbers.
 Column names (docs/NOTEBOOK.md): the line's descriptive fields and counts as they are; each metric by its name
 (``auroc``) with its interval as ``auroc_ci_low`` and ``auroc_ci_high``; each fairness or robustness gap as
 ``fairness.<group>.<gap>`` (``fairness.age.eo_gap``) with ``_ci_low`` and ``_ci_high``, and the group's
-``n_min`` and ``threshold`` beside it; ``conventions`` (the non-default run options as the site prints them),
-``flags`` (proxy, underpowered, untrained, contaminated, limited, joined by commas), ``source`` (the results file,
-a ``pathlib.Path``: a folder name that is not UTF-8 stays as the file system spells it) and ``row``; ``created`` is
-a timestamp in UTC."""
+``n_min`` and ``threshold`` beside it; ``n_answered`` (the rows its answer-based scores rest on: a prompt
+method's readable answers, else a yes/no line's rows with a score) and ``coverage`` (a prompt method's share of
+readable answers); ``conventions`` (the non-default run options as the site prints them), ``flags`` (proxy,
+underpowered, untrained, contaminated, limited, no_answers, low_coverage, version_mismatch, joined by commas),
+``ranked`` (whether the rankings count the line; ``set_aside`` says why not, by the one rule of
+``results.identity``), ``source`` (the results file, a ``pathlib.Path``: a folder name that is not UTF-8 stays as
+the file system spells it) and ``row``; ``created`` is a timestamp in UTC. A line without answers has no score:
+its metric columns are empty, as on the site."""
 
 from __future__ import annotations
 
@@ -19,10 +23,11 @@ from typing import Any, Iterable
 from focus_eval.errors import DataError, FocusError
 
 LINE_FIELDS = ("model", "family", "domain", "untrained", "method", "task", "dataset", "target", "proxy", "adapter",
-               "n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "ci_method", "task_version",
-               "task_hash", "preset_hash", "created", "underpowered", "limited", "output_type")
-BOOL_COLUMNS = ("untrained", "proxy", "underpowered", "limited")
-INT_COLUMNS = ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_boot", "row")
+               "n", "n_pos", "n_valid", "n_unparsed", "n_answered", "coverage", "n_errors", "n_boot", "ci_method",
+               "task_version", "task_hash", "preset_hash", "created", "underpowered", "limited", "output_type")
+BOOL_COLUMNS = ("untrained", "proxy", "underpowered", "limited", "ranked")
+INT_COLUMNS = ("n", "n_pos", "n_valid", "n_unparsed", "n_answered", "n_errors", "n_boot", "row")
+FLOAT_COLUMNS = ("coverage",)
 TIME_COLUMNS = ("created",)
 
 
@@ -44,19 +49,23 @@ def _gaps(row: dict[str, Any], section: str, blocks: dict[str, Any]) -> None:
                 _interval(row, name, block[f"{key}_ci"])
 
 
-def flatten(entry) -> dict[str, Any]:
+def flatten(entry, include_limited: bool = False) -> dict[str, Any]:
     """One ``collect.Entry`` as a flat row (the column names of the module docstring)."""
+    from focus_eval.results.identity import set_aside
+
     line = entry.line
     row: dict[str, Any] = {name: getattr(line, name, None) for name in LINE_FIELDS}
     row["underpowered"] = entry.underpowered
     row["limited"] = entry.limited
+    row["n_answered"] = entry.answers
     for name in sorted(line.metrics):
-        row[name] = line.metrics[name]
-        _interval(row, name, line.ci.get(name))
+        row[name] = entry.metric(name)
+        _interval(row, name, entry.metric_ci(name))
     _gaps(row, "fairness", line.fairness)
     _gaps(row, "robustness", line.robustness)
+    reason = set_aside(entry, include_limited)
     row.update(conventions=entry.convention_text, flags=",".join(entry.flags), contamination=entry.contamination,
-               source=Path(entry.source), row=entry.row)
+               ranked=reason is None, set_aside=reason, source=Path(entry.source), row=entry.row)
     return row
 
 
@@ -82,6 +91,8 @@ def _typed(frame):
         elif name in TIME_COLUMNS:
             stamps = [_utc(v, source, row) for v, source, row in zip(frame[name], frame["source"], frame["row"])]
             frame[name] = pd.to_datetime(pd.Series(stamps, index=frame.index, dtype=object), utc=True)
+        elif name in FLOAT_COLUMNS:
+            frame[name] = pd.to_numeric(frame[name]).astype("float64")
         elif name not in LINE_FIELDS and frame[name].map(_numeric_or_none).all():
             frame[name] = pd.to_numeric(frame[name]).astype("float64")
     return frame
@@ -91,17 +102,22 @@ def _numeric_or_none(value: Any) -> bool:
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
-def load_results(*paths: Path | str, include_limited: bool = False, prefer: str | Path | None = None):
+def load_results(*paths: Path | str, include_limited: bool = False, prefer: str | Path | None = None,
+                 coverage_floor: float | None = None):
     """Every results line under ``paths`` (output folders, model folders, results.jsonl files) as a DataFrame,
-    one row per line the leaderboard keeps; ``--limit`` lines only with ``include_limited``."""
+    one row per line the leaderboard keeps; ``--limit`` lines only with ``include_limited``; ``coverage_floor``
+    (default the site's, ``results.power.COVERAGE_FLOOR``) decides which prompt lines are ranked."""
     import pandas as pd
 
     from focus_eval.leaderboard.conventions import collect_results
+    from focus_eval.leaderboard.pages.build import with_coverage_floor
 
     if not paths:
         raise FocusError("load_results needs one or more results folders or files")
     collection = collect_results(paths, prefer)
-    rows = [flatten(e) for e in collection.entries if include_limited or not e.limited]
+    if coverage_floor is not None:
+        collection = with_coverage_floor(collection, coverage_floor)
+    rows = [flatten(e, include_limited) for e in collection.entries if include_limited or not e.limited]
     frame = pd.DataFrame(rows)
     return _typed(frame) if rows else frame
 

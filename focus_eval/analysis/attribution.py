@@ -41,6 +41,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from focus_eval.results.collect import Entry
+from focus_eval.results.identity import Pairing, pair
 
 TASK_NAME = re.compile(r"^funbench_l([1-4])([a-d])_")
 LEVELS = ("L1", "L2", "L3", "L4")
@@ -365,10 +366,17 @@ def model_label(e: Entry) -> str:
     return label + (f" [{e.convention_text}]" if e.convention_text else "")
 
 
+def funbench_lines(entries: Iterable[Entry], include_limited: bool = False) -> Pairing:
+    """The results lines of FunBench tasks through the one pairing step (``results.identity.pair``): ``--limit``
+    runs only with ``include_limited``, plain lines of the task version most lines have, with answers; a line below
+    the coverage floor stays, shown without a rank. The lines left out come with their reasons."""
+    funbench = [e for e in entries if e.line.output_type and code_of(e.line.task)]
+    return pair(funbench, "configuration", include_limited=include_limited, min_group=1, coverage=False)
+
+
 def funbench_entries(entries: Iterable[Entry], include_limited: bool = False) -> list[Entry]:
-    """The results lines of FunBench tasks (``--limit`` runs only with ``include_limited``)."""
-    return [e for e in entries if e.line.output_type and code_of(e.line.task)
-            and (include_limited or not e.limited)]
+    """The results lines of FunBench tasks that the attribution counts (``funbench_lines``)."""
+    return funbench_lines(entries, include_limited).entries
 
 
 def scores_of(entries: Iterable[Entry]) -> list[LineScore]:
@@ -414,9 +422,11 @@ def attribute_entries(entries: Iterable[Entry], *, include_limited: bool = False
     """The attribution report of leaderboard entries (non-FunBench lines are left out) over FunBench's sources,
     with the report over other datasets as its ``other`` (None when there are no such lines) and, when asked,
     the random guess from documented test counts."""
-    parts = split_sources(funbench_entries(entries, include_limited))
+    pairing = funbench_lines(entries, include_limited)
+    parts = split_sources(pairing.entries)
     report, other = (attribute(scores_of(lines), task_guesses(lines), n_boot=n_boot, seed=seed, sources=name)
                      for name, lines in parts.items())
+    report.notes += pairing.notes()
     report.other = other if parts["other"] else None
     if documented:
         report.documented = documented_row()

@@ -117,11 +117,15 @@ class ReportOptions:
 
 class Analysis(Protocol):
     """One analysis: its registry name, a one-line summary (listed by ``focus-eval report --help``), what it
-    reads (``"results"``: results lines, ``"compare"``: comparison lines), and its computation."""
+    reads (``"results"``: results lines, ``"compare"``: comparison lines), the one axis of the lines' identity it
+    varies (``varies``: a name in ``results.identity.AXES``; every other axis is held fixed by taking the lines
+    from ``results.identity.pair``, which names the lines it leaves out for the table's notes), and its
+    computation."""
 
     name: str
     summary: str
     inputs: tuple[str, ...]
+    varies: str
 
     def compute(self, collection: "Collection", options: ReportOptions = ...) -> Table:
         ...

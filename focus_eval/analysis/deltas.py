@@ -132,6 +132,7 @@ class FineTuningSummary:
     summary: str = ("fine-tuning comparison summary: in-domain and OOD mean deltas of focus-eval compare's lines, "
                     "with their verdicts")
     inputs: tuple[str, ...] = ("compare",)
+    varies: str = "configuration"  # an adapter against its base model, as focus-eval compare paired them
 
     def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
         tuning = fine_tuning(collection.compare)

@@ -16,7 +16,10 @@ prints and the leaderboard page of the same name draws:
   dimensions side by side: AUROC, calibration (1 - mean ECE), Fairness, Quality and Shift.
 
 Lines that enter: trained base models (no adapter) under the default conventions, proxy and underpowered tasks
-left out (``summary.included``), ``--limit`` runs only when asked, and lines with an AUROC only.
+left out (``summary.included``), ``--limit`` runs only when asked, and lines with an AUROC only; through the one
+pairing step (``results.identity.pair``), so also plain lines (no prompt variant, label rule, corruption or label
+budget) of the task version most lines have, with answers and coverage at the floor. The lines left out are
+named in the notes.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 from focus_eval.analysis.base import ReportOptions, Table
 from focus_eval.analysis.origins import origin
 from focus_eval.analysis.summary import included, summarize
+from focus_eval.results.identity import Pairing, pair
 
 if TYPE_CHECKING:
     from focus_eval.results.collect import Collection, Entry
@@ -56,18 +60,30 @@ INTERFACES: dict[tuple[str, str], str] = {
 RELIABILITY = ("auroc", "calibration", "fairness", "quality", "shift")
 
 
-def eligible(entries: Iterable["Entry"], include_limited: bool = False, include_proxy: bool = False) -> list["Entry"]:
+def _not_in_view(entry: "Entry", include_proxy: bool) -> str | None:
+    if not included([entry], include_proxy):
+        return "a proxy or underpowered task"
+    if entry.line.adapter:
+        return "a fine-tuned adapter (the views show base models)"
+    if entry.line.untrained:
+        return "an untrained baseline"
+    if any(c.key != "limit" for c in entry.conventions):
+        return "non-default run conventions"
+    if entry.metric("auroc") is None:
+        return "no AUROC"
+    return None
+
+
+def eligible_lines(entries: Iterable["Entry"], include_limited: bool = False,
+                   include_proxy: bool = False) -> Pairing:
     """Trained base-model lines under the default conventions (a limited run only with ``include_limited``)
-    that have an AUROC."""
-    kept = []
-    for e in included(entries, include_proxy):
-        other = [c for c in e.conventions if c.key != "limit"]
-        if e.line.adapter or e.line.untrained or other or e.metric("auroc") is None:
-            continue
-        if e.limited and not include_limited:
-            continue
-        kept.append(e)
-    return kept
+    that have an AUROC, and the lines left out with their reasons."""
+    return pair(entries, "configuration", include_limited=include_limited, min_group=1,
+                keep=lambda e: _not_in_view(e, include_proxy))
+
+
+def eligible(entries: Iterable["Entry"], include_limited: bool = False, include_proxy: bool = False) -> list["Entry"]:
+    return eligible_lines(entries, include_limited, include_proxy).entries
 
 
 def pearson(xs: Sequence[float], ys: Sequence[float]) -> float | None:
@@ -224,20 +240,25 @@ class FocusView:
     name: str
     summary: str
     inputs: tuple[str, ...] = ("results",)
+    varies: str = "configuration"
 
     def table(self, entries: Iterable["Entry"], include_limited: bool = False, include_proxy: bool = False) -> Table:
-        lines = eligible(entries, include_limited, include_proxy)
+        pairing = eligible_lines(entries, include_limited, include_proxy)
+        lines = pairing.entries
         if self.name in ("domain-gap", "domain-gap-pooled"):
-            return domain_gap_table(lines, pooled=self.name == "domain-gap-pooled")
-        if self.name == "interfaces":
-            return interface_table(lines)
-        if self.name == "reliability":
-            return reliability_table(lines)
-        if self.name == "fairness-calibration":
-            return fairness_calibration_table(fairness_points(lines))
-        if self.name == "specialisation":
-            return specialisation_table(lines)
-        return zero_shot_probe_table(lines)
+            table = domain_gap_table(lines, pooled=self.name == "domain-gap-pooled")
+        elif self.name == "interfaces":
+            table = interface_table(lines)
+        elif self.name == "reliability":
+            table = reliability_table(lines)
+        elif self.name == "fairness-calibration":
+            table = fairness_calibration_table(fairness_points(lines))
+        elif self.name == "specialisation":
+            table = specialisation_table(lines)
+        else:
+            table = zero_shot_probe_table(lines)
+        table.notes += pairing.notes()
+        return table
 
     def compute(self, collection: "Collection", options: ReportOptions = ReportOptions()) -> Table:
         return self.table(collection.entries, options.include_limited)

@@ -173,6 +173,7 @@ class FunBenchAttribution:
                     "ranking with the LLM and VE rankings (bootstrap over task codes); FunBench's sources and other "
                     "datasets apart; --random-guess documented adds the row from documented test counts")
     inputs: tuple[str, ...] = ("results",)
+    varies: str = "configuration"
 
     def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
         if options.random_guess not in (None, *RANDOM_GUESS):

@@ -1,11 +1,16 @@
 """Results lines as lm-evaluation-harness result files (``focus-eval report export --format lm-eval``).
 
 One configuration (model, method, adapter, run conventions) becomes one folder ``<model>__<method>`` (names made
-safe as lm-eval makes them) holding ``results_<timestamp>.json`` in lm-eval's layout (``results`` and ``groups``
+safe as lm-eval makes them; two configurations whose names map to one folder, also when they differ in case only,
+keep apart: the later in name order gets a short digest of its own name, and the command says so) holding ``results_<timestamp>.json`` in lm-eval's layout (``results`` and ``groups``
 blocks, ``group_subtasks``, ``configs``, ``versions``, ``n-shot``, ``higher_is_better``, ``n-samples``,
 ``config``, ``task_hashes``, ``date`` as a UNIX time, ...) and one ``samples_<task>_<timestamp>.jsonl`` per task
 whose sample file is at hand, each record as lm-eval's evaluator makes it (``sample_records``) and written as its
-``EvaluationTracker`` writes it (``file_record``). The field mapping is in docs/OUTPUTS.md.
+``EvaluationTracker`` writes it (``file_record``). A line without answers has no score (its metrics are left
+out); every line carries its answer count, coverage and flags (low coverage, another task version, ...) in its
+config's metadata, and a line of another task version than most lines of the task is keyed
+``<task>@v<version>-<hash>``. The paths are worked out first, and nothing is written when one is a file the export
+reads. The field mapping is in docs/OUTPUTS.md.
 
 lm-eval scores a task as the aggregation of per-sample metric values. Of focus-eval's metrics, those that are a
 mean over images (``PER_IMAGE``: accuracy and Brier) get a value on every sample record (NaN where focus-eval's
@@ -18,12 +23,14 @@ import hashlib
 import json
 import math
 import re
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from focus_eval.results.identity import version_text
 from focus_eval.results.layout import unit_stem
 from focus_eval.results.schema import LOWER_IS_BETTER
 from focus_eval.version import __version__
@@ -47,6 +54,42 @@ def timestamp(now: datetime | None = None) -> str:
 
 def sanitize(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "__", name).strip("_") or "model"
+
+
+_PLAIN_TASK = re.compile(r"^[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]*$")
+
+
+def task_key(entry: "Entry") -> str:
+    """The name a line's task goes by in the export: the task, and for a line of another task version than most
+    lines of the task, that version (``<task>@v<version>-<hash>``)."""
+    line = entry.line
+    if entry.version_note is None:
+        return line.task
+    return f"{line.task}@v{version_text(line.task_version) or '?'}-{str(line.task_hash or '')[:8] or '?'}"
+
+
+def file_part(name: str) -> str:
+    """A task name as part of a file name: as it is when it is a plain name, else made safe."""
+    return name if _PLAIN_TASK.match(name) and len(name) <= 150 else sanitize(name)
+
+
+def folder_names(configs: list[tuple]) -> tuple[dict[tuple, str], list[str]]:
+    """A folder per configuration, never two alike (nor alike but for case, which some file systems merge), and a
+    note for each configuration whose name mapped close to one before it."""
+    names: dict[tuple, str] = {}
+    taken: dict[str, tuple] = {}
+    notes = []
+    for config in sorted(configs):
+        joined = "__".join(part for part in config if part)
+        name = sanitize(joined)
+        if name.casefold() in taken:
+            other = taken[name.casefold()]
+            name = f"{name}-{hashlib.sha1(joined.encode('utf-8')).hexdigest()[:8]}"
+            notes.append(f"{' '.join(p for p in config if p)!r} maps to the same folder name as "
+                         f"{' '.join(p for p in other if p)!r}; written as {name}")
+        taken[name.casefold()] = config
+        names[config] = name
+    return names, notes
 
 
 def hash_string(text: str) -> str:
@@ -78,6 +121,13 @@ def metric_block(name: str, metrics: dict[str, Any], ci: dict[str, Any], sample_
     return block
 
 
+def entry_block(entry: "Entry", key: str) -> dict[str, Any]:
+    """A line's block under ``key`` (no metric for a line without answers)."""
+    line = entry.line
+    return metric_block(key, {m: entry.metric(m) for m in line.metrics}, {m: entry.metric_ci(m) for m in line.ci},
+                        line.n)
+
+
 def _version(value: Any) -> str | float | None:
     """A version as lm-eval's ``versions`` holds it (text or a number, stored as a float)."""
     return float(value) if _number(value) else (None if value is None else str(value))
@@ -88,7 +138,7 @@ def task_config(entry: "Entry") -> dict[str, Any]:
     output type, the interval and its method, the hashes) in ``metadata``."""
     line = entry.line
     return {
-        "task": line.task, "tag": [line.target], "dataset_path": line.dataset, "test_split": "test",
+        "task": task_key(entry), "tag": [line.target], "dataset_path": line.dataset, "test_split": "test",
         "output_type": OUTPUT_TYPE, "num_fewshot": 0,
         "metric_list": [{"metric": m, "aggregation": AGGREGATION, "higher_is_better": m not in LOWER_IS_BETTER}
                         for m in PER_IMAGE if m in line.metrics],
@@ -96,7 +146,8 @@ def task_config(entry: "Entry") -> dict[str, Any]:
                      "output_type": line.output_type or "binary", "task_hash": line.task_hash,
                      "preset_hash": line.preset_hash, "ci": line.ci, "ci_method": line.ci_method,
                      "n_boot": line.n_boot, "proxy": line.proxy, "underpowered": entry.underpowered,
-                     "fairness": line.fairness, "robustness": line.robustness},
+                     "fairness": line.fairness, "robustness": line.robustness, "n_answered": entry.answers,
+                     "coverage": line.coverage, "flags": entry.flags, "version_note": entry.version_note},
     }
 
 
@@ -115,10 +166,9 @@ def _groups(collection: "Collection", first: "Entry") -> list:
 
 def results_file(collection: "Collection", entries: list["Entry"], now: datetime,
                  samples: dict[str, list[dict]] | None = None) -> dict[str, Any]:
-    """One configuration's lm-eval results object; ``samples`` (task -> records) gives ``task_hashes``."""
+    """One configuration's lm-eval results object; ``samples`` (task key -> records) gives ``task_hashes``."""
     first = entries[0]
-    entries = sorted(entries, key=lambda e: e.line.task)
-    tasks = {e.line.task: e for e in entries}
+    tasks = {task_key(e): e for e in sorted(entries, key=task_key)}
     groups = _groups(collection, first)
     group_len = {g.group: sum(tasks[t].line.n for t in g.tasks if t in tasks) for g in groups}
     group_blocks = {g.group: metric_block(g.group, _numbers(g.line.metrics), g.line.ci, group_len[g.group])
@@ -127,8 +177,7 @@ def results_file(collection: "Collection", entries: list["Entry"], now: datetime
     hib.update({g.group: {m: m not in LOWER_IS_BETTER for m in sorted(_numbers(g.line.metrics))} for g in groups})
     run = collection.runs.run_of(first)
     data = {
-        "results": {**group_blocks, **{t: metric_block(t, e.line.metrics, e.line.ci, e.line.n)
-                                      for t, e in tasks.items()}},
+        "results": {**group_blocks, **{t: entry_block(e, t) for t, e in tasks.items()}},
         "groups": group_blocks,
         "group_subtasks": {g.group: list(g.tasks) for g in groups},
         "configs": {t: task_config(e) for t, e in tasks.items()},
@@ -196,14 +245,24 @@ def _json_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
+def sample_path(entry: "Entry") -> Path | None:
+    """The line's sample file when it is at hand (a task or method name with a path separator has none: it would
+    lead elsewhere)."""
+    line = entry.line
+    if any(sep in name for name in (line.task, line.method) for sep in ("/", "\\")):
+        return None
+    path = entry.sample_dir / f"{unit_stem(line.task, line.method)}.jsonl"
+    return path if path.is_file() else None
+
+
 def sample_records(entry: "Entry") -> list[dict[str, Any]] | None:
     """The unit's test sample lines (those its results line was computed from; a binary task's validation rows
     stay out) as lm-eval's evaluator makes its sample records (``results["samples"][task]``: ``arguments`` a list
     of request tuples), or None when its sample file is not at hand."""
     from focus_eval.results.store import read_samples
 
-    path = entry.sample_dir / f"{unit_stem(entry.line.task, entry.line.method)}.jsonl"
-    if not path.is_file():
+    path = sample_path(entry)
+    if path is None:
         return None
     samples = [s for s in read_samples(path) if s.split == "test"]
     values = per_image_values(entry, samples)
@@ -242,22 +301,39 @@ def dumps_record(record: dict[str, Any]) -> str:
     return json.dumps(file_record(record), default=str, ensure_ascii=False) + "\n"
 
 
+@dataclass
+class Exported:
+    """The files an export wrote, and what it says about the names it chose."""
+
+    written: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
 def export(collection: "Collection", out_dir: Path, include_limited: bool = False,
-           now: datetime | None = None) -> list[Path]:
-    """Write every configuration's files under ``out_dir``; return the paths written."""
+           now: datetime | None = None) -> Exported:
+    """Write every configuration's files under ``out_dir``. Every path is worked out first; a path that is a
+    file the export reads stops it before anything is written."""
     from focus_eval.files import atomic_write_text
+    from focus_eval.results.collect import refuse_overwrite
 
     now = now or datetime.now()
     stamp = timestamp(now)
+    found = configurations(collection, include_limited)
+    names, notes = folder_names(list(found))
+    plan = {config: (out_dir / names[config] / f"results_{stamp}.json",
+                     {task_key(e): out_dir / names[config] / f"samples_{file_part(task_key(e))}_{stamp}.jsonl"
+                      for e in entries if sample_path(e) is not None})
+            for config, entries in found.items()}
+    refuse_overwrite(collection, [("-o", path) for results, samples in plan.values()
+                                  for path in (results, *samples.values())])
     written = []
-    for config, entries in sorted(configurations(collection, include_limited).items()):
-        folder = out_dir / sanitize("__".join(part for part in (config[0], config[1], config[2], config[3]) if part))
-        samples = {e.line.task: records for e in entries if (records := sample_records(e)) is not None}
+    for config, entries in sorted(found.items()):
+        results, sample_files = plan[config]
+        samples = {task_key(e): records for e in entries
+                   if task_key(e) in sample_files and (records := sample_records(e)) is not None}
         data = results_file(collection, entries, now, samples)
-        written.append(atomic_write_text(folder / f"results_{stamp}.json",
-                                         json.dumps(data, indent=2, allow_nan=False, default=str,
-                                                    ensure_ascii=False) + "\n"))
-        for task, records in sorted(samples.items()):
-            text = "".join(dumps_record(r) for r in records)
-            written.append(atomic_write_text(folder / f"samples_{task}_{stamp}.jsonl", text))
-    return written
+        written.append(atomic_write_text(results, json.dumps(data, indent=2, allow_nan=False, default=str,
+                                                             ensure_ascii=False) + "\n"))
+        for key, records in sorted(samples.items()):
+            written.append(atomic_write_text(sample_files[key], "".join(dumps_record(r) for r in records)))
+    return Exported(written, notes)

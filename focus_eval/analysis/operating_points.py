@@ -21,7 +21,7 @@ import numpy as np
 import yaml
 
 from focus_eval.analysis.base import ReportOptions, Table
-from focus_eval.analysis.samplesets import (NORMALISED_SCORE_METHODS, compared_entries, config_label, read_rows,
+from focus_eval.analysis.samplesets import (NORMALISED_SCORE_METHODS, compared, config_label, read_rows,
                                             score_of)
 from focus_eval.errors import FocusError
 from focus_eval.files import load_yaml_file
@@ -31,6 +31,8 @@ from focus_eval.metrics.resamples import Resamples
 from focus_eval.results.collect import Collection, Entry
 
 PRESET = Path(__file__).with_name("endpoints.yaml")
+# the threshold or scaling of one task is carried to the other tasks of the same configuration
+VARIES = "task"
 COLUMNS = ("model", "task", "source_task", "rule", "threshold", "sensitivity", "sens_low", "sens_high",
            "specificity", "spec_low", "spec_high", "ppv", "npv", "meets", "endpoints")
 NO_VALIDATION = ("no validation rows in their sample files (run with --no-val-scores or before validation rows "
@@ -207,11 +209,12 @@ def operating_points(collection: Collection, options: ReportOptions) -> Operatin
     settings = load_settings(options.endpoints)
     out = OperatingPoints(settings=settings)
     configs: dict[str, list[Entry]] = {}
-    for e in compared_entries(collection, options):
+    pairing = compared(collection, options, VARIES)
+    for e in pairing.entries:
         configs.setdefault(config_label(e), []).append(e)
     for label in sorted(configs):
         _config_points(sorted(configs[label], key=lambda e: e.line.task), settings, options, out)
-    out.notes = no_validation_note(out.no_validation) + out.notes
+    out.notes = no_validation_note(out.no_validation) + out.notes + pairing.notes()
     return out
 
 
@@ -236,6 +239,7 @@ class OperatingPointsAnalysis:
     summary: str = ("sensitivity, specificity, PPV and NPV at thresholds chosen on validation and applied unchanged "
                     "to test and external sets; screening endpoints met or not")
     inputs: tuple[str, ...] = ("results",)
+    varies: str = VARIES
 
     def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
         result = operating_points(collection, options)

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.stats import norm
 
 from focus_eval.analysis.base import ReportOptions, Table
-from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared_entries, config_label,
+from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared, config_label,
                                             score_of, task_streams, with_samples)
 from focus_eval.analysis.significance import SIGNIFICANCE_Q
 from focus_eval.errors import FocusError
@@ -141,13 +141,17 @@ def task_pairs(task: str, entries: list[Entry], rows: list[list[dict]], cache: R
 def pairwise(collection: Collection, options: ReportOptions, cache: ReplicateCache | None = None) -> Pairwise:
     """Every pair on every task; q and Holm's p over all the comparisons returned."""
     out = Pairwise()
-    entries = compared_entries(collection, options)
+    pairing = compared(collection, options)
+    entries = pairing.entries
     streams, cache = task_streams(entries), cache or ReplicateCache(options.n_boot, options.seed)
+    alone = []
     for task, group in by_task(entries).items():
         kept, rows, missing = with_samples(group)
         out.notes.extend(missing)
         if len(kept) > 1:
             out.rows += task_pairs(task, kept, rows, cache, streams[task])
+        else:
+            alone += [f"{config_label(e)} on {task}" for e in kept]
     for r, q, h in zip(out.rows, bh_qvalues([r.p for r in out.rows]), holm([r.p for r in out.rows])):
         r.q, r.p_holm = q, h
     dropped = sum(r.dropped for r in out.rows)
@@ -155,6 +159,10 @@ def pairwise(collection: Collection, options: ReportOptions, cache: ReplicateCac
         out.notes.append(f"{dropped} image(s) left out of comparisons: scored by one configuration of a pair only")
     if out.rows:
         out.notes.append(f"q: Benjamini-Hochberg over the {len(out.rows)} comparisons; p_holm: Holm over the same")
+    if alone:
+        out.notes.append(f"{len(alone)} line(s) alone on their task with samples, nothing to compare them with: "
+                         + "; ".join(alone))
+    out.notes += pairing.notes()
     return out
 
 
@@ -200,6 +208,7 @@ class PairwiseComparisons:
     summary: str = ("AUROC difference of every pair of configurations per task: paired bootstrap interval and p, "
                     "DeLong's p, Holm and Benjamini-Hochberg adjustment")
     inputs: tuple[str, ...] = ("results",)
+    varies: str = "configuration"
 
     def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
         result = pairwise(collection, options)

@@ -2,60 +2,42 @@
 asked in other words (``--prompt-variants``).
 
 A results line of a prompt variant carries ``prompt_variant`` and ``base_task`` in its extra; a line without
-them is its task's ``default`` prompt. Per model and base task the table gives the mean, minimum, maximum and
-SD of the score (AUROC; FunBench F1 for a multiple-choice task) over the variants it was asked in. Per target,
-each variant ranks the models by their mean score over the target's tasks, and Kendall's tau is given for every
-pair of variants, with one sentence saying whether the ranking is stable (``analysis.fragility``)."""
+them is its task's ``default`` prompt. Paraphrases are compared within one identity (``results.identity``: the
+same configuration, task version, label rule, corruption and label budget). Per model and base task the table
+gives the mean, minimum, maximum and SD of the score (AUROC; FunBench F1 for a multiple-choice task) over the
+variants it was asked in. Per target, each variant ranks the models by their mean score over the target's tasks,
+and Kendall's tau is given for every pair of variants, with one sentence saying whether the ranking is stable
+(``analysis.fragility``)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from dataclasses import dataclass
 from itertools import combinations
 from typing import TYPE_CHECKING
 
 from focus_eval.analysis.base import ReportOptions, Table, aligned
-from focus_eval.analysis.fragility import kendall_tau, score_of, spread, stability
+from focus_eval.analysis.fragility import Scores, kendall_tau, paired_scores, rankings_by, spread, stability
 from focus_eval.errors import FocusError
+from focus_eval.results.identity import Pairing
 
 if TYPE_CHECKING:
     from focus_eval.results.collect import Collection
 
 DEFAULT = "default"
+VARIES = "prompt_variant"
 COLUMNS = ("model", "target", "task", "metric", "variants", "mean", "min", "max", "sd")
 
 
-def model_label(line) -> str:
-    """A configuration's name: the model, with its adapter and its method where that is not ``prompt``."""
-    name = line.model + (f"+{line.adapter}" if line.adapter else "")
-    return name if line.method == "prompt" else f"{name} ({line.method})"
+def variant_scores(collection: "Collection", options: ReportOptions) -> tuple[Scores, Pairing]:
+    """Row -> {variant: (line, score)}: the paraphrases of one identity (the same configuration, task version,
+    label rule, corruption and label budget), asked in two variants or more."""
+    return paired_scores(collection, options, VARIES, lambda identity: identity.prompt_variant or DEFAULT,
+                         baseline=False)
 
 
-def variant_scores(collection: "Collection", options: ReportOptions) -> dict[tuple, dict[str, float]]:
-    """(model, target, base task, metric) -> {variant: score}, for base tasks asked in two variants or more."""
-    found: dict[tuple, dict[str, float]] = defaultdict(dict)
-    for e in collection.entries:
-        if e.limited and not options.include_limited:
-            continue
-        extra = e.line.extra or {}
-        metric, value = score_of(e.line)
-        if value is None:
-            continue
-        key = (model_label(e.line), e.line.target, extra.get("base_task", e.line.task), metric)
-        found[key][extra.get("prompt_variant", DEFAULT)] = value
-    return {k: v for k, v in found.items() if len(v) > 1}
-
-
-def rankings(scores: dict[tuple, dict[str, float]]) -> dict[str, dict[str, dict[str, float]]]:
-    """target -> variant -> model -> mean score over the target's tasks asked in that variant."""
-    sums: dict[tuple, list[float]] = defaultdict(list)
-    for (model, target, _task, _metric), by_variant in scores.items():
-        for variant, value in by_variant.items():
-            sums[(target, variant, model)].append(value)
-    out: dict[str, dict[str, dict[str, float]]] = defaultdict(lambda: defaultdict(dict))
-    for (target, variant, model), values in sums.items():
-        out[target][variant][model] = sum(values) / len(values)
-    return out
+def rankings(scores: Scores) -> dict[str, dict[str, dict[str, float]]]:
+    """scope -> variant -> model -> mean score over the scope's tasks asked in that variant."""
+    return rankings_by(scores)
 
 
 def tau_matrix(by_variant: dict[str, dict[str, float]]) -> dict[tuple[str, str], float | None]:
@@ -69,24 +51,26 @@ class PromptSensitivity:
     name: str = "prompt-sensitivity"
     summary: str = "per model the spread of scores over prompt paraphrases, and Kendall's tau between rankings"
     inputs: tuple[str, ...] = ("results",)
+    varies: str = VARIES
 
     def compute(self, collection: "Collection", options: ReportOptions = ReportOptions()) -> Table:
-        scores = variant_scores(collection, options)
+        scores, pairing = variant_scores(collection, options)
         if not scores:
             raise FocusError("no task asked in two prompt variants or more (run with --prompt-variants all) under "
                              + ", ".join(map(str, collection.paths)))
         table = Table(COLUMNS, title="Scores over prompt variants")
-        for (model, target, task, metric), by_variant in sorted(scores.items()):
-            s = spread(list(by_variant.values()))
+        for (model, target, task, metric, _held), by_variant in sorted(scores.items()):
+            s = spread([score for _e, score in by_variant.values()])
             table.add(model, target, task, metric, len(by_variant), s["mean"], s["min"], s["max"], s["sd"])
         taus, sentences = {}, []
         for target, by_variant in sorted(rankings(scores).items()):
             taus[target] = tau_matrix(by_variant)
             n_models = len(set().union(*(set(m) for m in by_variant.values())))
             sentences.append(stability(target, list(taus[target].values()), n_models, "across prompt variants"))
-        table.notes.extend(sentences)
+        table.notes.extend(sentences + pairing.notes())
         table.record = {"title": table.title, "columns": list(COLUMNS),
                         "rows": [dict(zip(COLUMNS, r)) for r in table.rows], "stability": sentences,
+                        "notes": table.notes,
                         "kendall_tau": {t: [{"a": a, "b": b, "tau": v} for (a, b), v in m.items()]
                                         for t, m in taus.items()}}
         table.printed = printed(table, taus)

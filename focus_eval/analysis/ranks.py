@@ -7,7 +7,8 @@ Paired: each task's resample of patients is drawn once and applied to every conf
 compared on the same patients; a mean over tasks averages, replicate by replicate, the tasks' AUROCs, each task
 resampled independently (its own stream of draws). Only images every compared configuration scored are used,
 and a mean over tasks uses only the tasks every compared configuration has samples for (both counted in the
-notes). A configuration whose rank interval reaches the leader's is statistically tied with it.
+notes). A configuration whose rank interval reaches the leader's is statistically tied with it. The lines ranked
+are those the main table ranks (``samplesets.compared``); the others are named once in the notes.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from focus_eval.analysis.base import ReportOptions, Table
-from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared_entries,
-                                            config_label, task_streams, with_samples)
+from focus_eval.analysis.samplesets import (Aligned, ReplicateCache, align, by_task, compared, config_label,
+                                            task_streams, with_samples)
 from focus_eval.errors import FocusError
 from focus_eval.metrics.paired import rank_interval, replicate_ranks, share_first
 from focus_eval.results.collect import Collection, Entry
@@ -109,6 +110,13 @@ def _scope(name: str, tasks: list[str], data: _Tasks, options: ReportOptions, no
         notes.append(f"{name}: {len(tasks) - len(shared)} of {len(tasks)} task(s) left out (not every "
                      f"configuration has samples for them: {', '.join(sorted(set(tasks) - set(shared)))})")
     per_task = [data.replicates(t, models, options) for t in shared]
+    empty = [a.task for a, _ in per_task if not (a.y.size and 0 < a.y.sum() < a.y.size)]
+    if empty:
+        notes.append(f"{name}: {len(empty)} task(s) left out, no image of both classes scored by every "
+                     f"configuration: {', '.join(empty)}")
+        per_task = [(a, v) for a, v in per_task if a.task not in empty]
+    if not per_task:
+        return []
     dropped = sum(a.dropped for a, _ in per_task)
     if dropped:
         notes.append(f"{name}: {dropped} image(s) dropped, not scored by every configuration")
@@ -122,7 +130,8 @@ def ranking(collection: Collection, options: ReportOptions, cache: ReplicateCach
     """Every scope: ``overall``, ``target:<name>`` per target, ``task:<name>`` per task; trained configurations
     ranked among themselves, untrained baselines apart (their scopes prefixed ``untrained:``)."""
     out = Ranking()
-    entries = compared_entries(collection, options)
+    pairing = compared(collection, options)
+    entries = pairing.entries
     streams, cache = task_streams(entries), cache or ReplicateCache(options.n_boot, options.seed)
     for untrained, prefix in ((False, ""), (True, "untrained:")):
         data = _Tasks([e for e in entries if bool(e.line.untrained) == untrained], out.notes, streams, cache)
@@ -134,6 +143,7 @@ def ranking(collection: Collection, options: ReportOptions, cache: ReplicateCach
                                options, out.notes)
         for task in tasks:
             out.rows += _scope(f"{prefix}task:{task}", [task], data, options, out.notes)
+    out.notes += pairing.notes()
     return out
 
 
@@ -161,8 +171,10 @@ class RankIntervals:
                     "ties with the leader marked")
     inputs: tuple[str, ...] = ("results",)
 
+    varies: str = "configuration"
+
     def compute(self, collection: Collection, options: ReportOptions = ReportOptions()) -> Table:
-        if not compared_entries(collection, options):
+        if not compared(collection, options).entries:
             raise FocusError("no binary results lines under " + ", ".join(map(str, collection.paths)))
         result = ranking(collection, options)
         table = ranks_table(result, options.n_boot)

@@ -3,8 +3,11 @@
 compare, each configuration's name, and the images of one task that every compared configuration scored.
 
 A configuration is what the main table calls one: model, method, adapter and run conventions (``Entry.config``).
-Compared lines are binary, on included tasks (proxy and underpowered tasks only when asked), and not ``--limit``
-runs unless asked; untrained baselines are compared too, and ranked among themselves (as on the main table).
+Compared lines come through the one pairing step (``results.identity.pair``): binary, on included tasks (proxy
+and underpowered tasks only when asked), of the task version most lines of the task have, plain (a prompt
+variant, label rule, corruption or label budget is the fragility reports'), with answers and coverage at the
+floor, and not ``--limit`` runs unless asked; the lines left out are named once in the notes. Untrained baselines
+are compared too, and ranked among themselves (as on the main table).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from focus_eval.analysis.summary import included
 from focus_eval.errors import DataError
 from focus_eval.files import read_jsonl_rows
 from focus_eval.results.collect import Collection, Entry
+from focus_eval.results.identity import Pairing, pair
 from focus_eval.results.layout import SAMPLES_SUFFIX, unit_stem
 
 # methods whose sample lines carry a normalised yes-score (P(yes) / (P(yes) + P(no))) for thresholds
@@ -36,10 +40,28 @@ def config_label(entry: Entry) -> str:
     return f"{text} [{entry.convention_text}]" if entry.convention_text else text
 
 
+def not_compared(entry: Entry, include_proxy: bool) -> str | None:
+    """Why a binary line that is otherwise comparable stays out of the paired statistics, or None."""
+    if not included([entry], include_proxy):
+        return "a proxy or underpowered task (--include-proxy counts it)"
+    return None
+
+
+def compared(collection: Collection, options: ReportOptions, varies: str = "configuration") -> Pairing:
+    """The binary results lines that enter the comparisons, and those left out with their reasons; within
+    ``shared_reads`` worked out once for the analyses of one build."""
+    key = ("compared", id(collection.entries), options.include_limited, options.include_proxy, varies)
+    memo = _SHARED[-1] if _SHARED else {}
+    if key not in memo or memo[key][0] is not collection.entries:
+        binary = [e for e in collection.entries if not e.line.output_type]
+        memo[key] = (collection.entries, pair(binary, varies, include_limited=options.include_limited, min_group=1,
+                                              plain=True, keep=lambda e: not_compared(e, options.include_proxy)))
+    return memo[key][1]
+
+
 def compared_entries(collection: Collection, options: ReportOptions) -> list[Entry]:
     """The binary results lines that enter the comparisons."""
-    lines = [e for e in collection.entries if not e.line.output_type and (options.include_limited or not e.limited)]
-    return included(lines, options.include_proxy)
+    return compared(collection, options).entries
 
 
 def sample_file(entry: Entry) -> Path:
@@ -175,9 +197,11 @@ def with_samples(entries: Sequence[Entry], split: str = "test") -> tuple[list[En
     kept, rows, missing = [], [], []
     for e in entries:
         found = read_rows(e, split)
-        if found:
+        if found and _scored(found):
             kept.append(e)
             rows.append(found)
+        elif found:
+            missing.append(f"{config_label(e)} on {e.line.task}: no {split} row with a score in its sample file")
         else:
             missing.append(f"{config_label(e)} on {e.line.task}: no {split} rows in a sample file")
     return kept, rows, missing

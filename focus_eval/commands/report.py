@@ -10,6 +10,8 @@ from pathlib import Path
 from focus_eval import validators
 
 
+from focus_eval.validators import MAX_N_BOOT
+
 EXPORT = "export"
 EXPORT_SUMMARY = "the results lines as lm-evaluation-harness result files (--format lm-eval -o DIR)"
 BUNDLE = "bundle"
@@ -63,9 +65,14 @@ def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the numbers as JSON to FILE")
     parser.add_argument("--include-limited", action="store_true",
                         help="count the lines of --limit runs (left out by default, as on the leaderboard)")
-    parser.add_argument("--n-boot", type=n_boot, default=1000, metavar="N",
-                        help="bootstrap resamples of analyses that resample (default 1000; 0: no intervals)")
-    parser.add_argument("--seed", type=validators.seed, default=0, help="seed of the bootstrap resampling (default 0)")
+    from focus_eval.options import DECLARED, add_option
+
+    # the run options' ranges and errors (options.py), and 0: no resampling
+    parser.add_argument("--n-boot", type=n_boot, default=DECLARED["n_boot"].default(), metavar="N",
+                        help="bootstrap resamples of analyses that resample: as for a run, 1 to "
+                             f"{MAX_N_BOOT}, or 0 for none (default %(default)s)")
+    add_option(parser, DECLARED["seed"], aliases=False, help="seed of the bootstrap resampling, as for a run "
+                                                             "(default %(default)s)")
     parser.add_argument("--prefer", metavar="newest|FOLDER",
                         help="when a results line is found twice: keep the newer one or the one under FOLDER")
     from focus_eval.commands.leaderboard import add_coverage_floor
@@ -74,8 +81,10 @@ def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False
 
 
 def n_boot(text: str) -> int:
-    """--n-boot of a report: 0 (no intervals) or 1 to ``validators.MAX_N_BOOT`` resamples."""
-    return 0 if text.strip() == "0" else validators.n_boot(text)
+    """``--n-boot`` of a report: the range of the run option (``options.py``), or 0 (no resampling)."""
+    from focus_eval.options import DECLARED
+
+    return 0 if text.strip() == "0" else DECLARED["n_boot"].spec.parse(text)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,11 +128,14 @@ def export(args: argparse.Namespace) -> int:
     if args.output is None:
         raise FocusError("focus-eval report export needs -o DIR, the folder to write the files into")
     collection = collect_results(args.results, args.prefer)
-    written = write_lm_eval(collection, args.output, include_limited=args.include_limited)
+    exported = write_lm_eval(collection, args.output, include_limited=args.include_limited)
+    written = exported.written
     if not written:
         raise FocusError("focus-eval report export: no results lines to export (--include-limited counts "
                          "the lines of --limit runs)")
     n_results = sum(p.name.startswith("results_") for p in written)
+    for note in exported.notes:
+        print(f"note: {note}")
     print(f"wrote {n_results} results files and {len(written) - n_results} sample files under {args.output}")
     return 0
 
@@ -149,10 +161,12 @@ def report(analysis, args: argparse.Namespace) -> int:
     from focus_eval.analysis.base import ReportOptions
     from focus_eval.leaderboard.conventions import collect_results
     from focus_eval.tables import width
+    from focus_eval.leaderboard.pages.build import with_coverage_floor
+    from focus_eval.results.collect import refuse_overwrite
 
     collection = collect_results(args.results, args.prefer)
-    from focus_eval.leaderboard.pages.build import with_coverage_floor
-
+    refuse_overwrite(collection, [("--json", args.json), ("--csv", getattr(args, "csv", None))],
+                     also=[getattr(args, "endpoints", None)])
     collection = with_coverage_floor(collection, args.coverage_floor)
     options = ReportOptions(include_limited=args.include_limited, n_boot=args.n_boot, seed=args.seed,
                             endpoints=getattr(args, "endpoints", None),

@@ -28,14 +28,16 @@ import fnmatch
 import json
 import math
 from collections import Counter
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
+from functools import cached_property
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from focus_eval.errors import DataError, FocusError
+from focus_eval.results.identity import Identity, reference_versions, version_note, version_text
 from focus_eval.results.layout import MANIFEST_GLOB, RESULTS_FILE, limit_dir_name
-from focus_eval.results.power import COVERAGE_FLOOR, low_coverage, underpowered
+from focus_eval.results.power import COVERAGE_FLOOR, answered, low_coverage, no_answers, underpowered
 from focus_eval.results.schema import (CLASS_METRICS, FAIRNESS_GAPS, METRICS, QUALITY_GAPS, CompareLine,
                                        CompareSummaryLine, GroupLine, ResultLine, read_jsonl)
 
@@ -156,6 +158,13 @@ class Entry:
     conventions: tuple[Convention, ...] = ()
     # the coverage a prompt method's line needs to be ranked (``focus-eval leaderboard --coverage-floor``)
     coverage_floor: float = COVERAGE_FLOOR
+    # set by ``collect`` when the line is of another version of its task than most of the task's lines
+    version_note: str | None = None
+
+    @cached_property
+    def identity(self) -> Identity:
+        """Everything that changes the line's numbers (``results.identity``)."""
+        return Identity.of(self.line, signature(self.conventions))
 
     @property
     def model(self) -> str:
@@ -173,6 +182,17 @@ class Entry:
         return low_coverage(self.line.coverage, self.coverage_floor)
 
     @property
+    def answers(self) -> float | None:
+        """How many rows the line's answer-based scores rest on: readable answers of a prompt method, else the
+        rows with a score (None when the line does not say)."""
+        return answered(self.line.n_answered, self.line.n_valid, self.line.output_type)
+
+    @cached_property
+    def no_answers(self) -> bool:
+        """Not a single answer to score: the line shows no score and gets no rank, whatever the floor."""
+        return no_answers(self.line.n_answered, self.line.n_valid, self.line.output_type)
+
+    @property
     def limited(self) -> bool:
         """A ``--limit`` run: numbers from the first N test images only."""
         return bool(self.line.limited) or any(c.key == "limit" for c in self.conventions)
@@ -183,8 +203,9 @@ class Entry:
         return (self.line.model, self.line.method, self.line.adapter or "", signature(self.conventions))
 
     @property
-    def key(self) -> tuple[str, str, str, str, str]:
-        return (*self.config, self.line.task)
+    def key(self) -> tuple[str, ...]:
+        """One line's place: its configuration, task and task version (lines of two versions are two lines)."""
+        return (*self.config, self.line.task, version_text(self.line.task_version), str(self.line.task_hash or ""))
 
     @property
     def convention_text(self) -> str:
@@ -193,10 +214,11 @@ class Entry:
     @property
     def flags(self) -> list[str]:
         """The markers a row carries on the site: proxy task, underpowered task, untrained model, contamination,
-        limited run, low coverage."""
+        limited run, no answers, low coverage, another task version than most lines of the task."""
         marks = {"proxy": self.line.proxy, "underpowered": self.underpowered, "untrained": self.line.untrained,
                  "contaminated": self.contamination is not None, "limited": self.limited,
-                 "low_coverage": self.low_coverage}
+                 "no_answers": self.no_answers, "low_coverage": self.low_coverage and not self.no_answers,
+                 "version_mismatch": self.version_note is not None}
         return [name for name, on in marks.items() if on]
 
     @property
@@ -204,18 +226,19 @@ class Entry:
         return self.source.parent / "samples"
 
     def metric(self, name: str) -> float | None:
-        return self.line.metrics.get(name)
+        """The line's value of ``name``; none for a line without answers (whatever its file says)."""
+        return None if self.no_answers else self.line.metrics.get(name)
 
     def metric_ci(self, name: str) -> list[float | None] | None:
-        return self.line.ci.get(name)
+        return None if self.no_answers else self.line.ci.get(name)
 
     def gap(self, section: str, group: str, gap: str) -> float | None:
         block = getattr(self.line, section).get(group) or {}
-        return block.get(gap)
+        return None if self.no_answers else block.get(gap)
 
     def gap_ci(self, section: str, group: str, gap: str) -> list[float | None] | None:
         block = getattr(self.line, section).get(group) or {}
-        return block.get(f"{gap}_ci")
+        return None if self.no_answers else block.get(f"{gap}_ci")
 
 
 @dataclass(frozen=True)
@@ -724,6 +747,53 @@ class Collection:
     replaced: int = 0
 
 
+def mark_versions(entries: list[Entry]) -> list[Entry]:
+    """The entries, each line of another version of its task than most of the task's lines marked with why
+    (``Entry.version_note``): it is shown, flagged, and compared with nothing."""
+    references = reference_versions(e.line for e in entries)
+    return [replace(e, version_note=version_note(e.line, references[e.line.task])) for e in entries]
+
+
+def read_paths(collection: "Collection", also: Iterable[Path | str | None] = ()) -> set[Path]:
+    """Every file a command over ``collection`` may read, resolved: the results and comparison files, the run
+    manifests beside the results files, every file of each line's sample folder, and ``also``."""
+    found = [*collection.inputs.results_files, *collection.inputs.compare_files]
+    for results in collection.inputs.results_files:
+        found += results.parent.glob(MANIFEST_GLOB)
+    for folder in {e.sample_dir for e in collection.entries}:
+        if folder.is_dir():
+            found += [p for p in folder.iterdir() if p.is_file()]
+    found += [Path(p) for p in also if p is not None]
+    return {p.resolve() for p in found}
+
+
+def refuse_overwrite(collection: "Collection", files: Iterable[tuple[str, Path | None]] = (),
+                     folders: Iterable[tuple[str, Path | None]] = (), also: Iterable[Path | str | None] = ()) -> None:
+    """Before anything is written: a FocusError when an output file (``(option, path)``) resolves to a file the
+    command reads, when two outputs are one file, or when an output folder holds a file it reads (a build clears
+    what it wrote there before)."""
+    inputs = read_paths(collection, also)
+    seen: dict[Path, str] = {}
+    for option, path in files:
+        if path is None:
+            continue
+        target = Path(path).resolve()
+        if target in inputs:
+            raise FocusError(f"{option} {path}: that file is one this command reads; nothing was written (choose "
+                             "another file)")
+        if target in seen:
+            raise FocusError(f"{option} {path}: the same file as {seen[target]}; nothing was written")
+        seen[target] = f"{option} {path}"
+    for option, path in folders:
+        if path is None:
+            continue
+        folder = Path(path).resolve()
+        inside = sorted(p for p in inputs if p == folder or folder in p.parents)
+        if inside:
+            raise FocusError(f"{option} {path}: the folder holds {inside[0]}, a file this command reads; nothing was "
+                             "written (choose a folder outside the results)")
+
+
 def collect(paths: Iterable[Path | str], conventions: ConventionRule,
             prefer: str | Path | None = None) -> Collection:
     """Read every input under ``paths`` (see ``discover``)."""
@@ -732,6 +802,6 @@ def collect(paths: Iterable[Path | str], conventions: ConventionRule,
     kept = deduplicate((e for path in inputs.results_files for e in read_entries(path, conventions)), prefer)
     groups = sorted((g for path in inputs.results_files for g in read_group_lines(path)),
                     key=lambda g: (g.group, g.model, g.method, g.adapter or ""))
-    return Collection(paths=paths, inputs=inputs, entries=kept.entries, group_lines=groups,
+    return Collection(paths=paths, inputs=inputs, entries=mark_versions(kept.entries), group_lines=groups,
                       compare=read_compare_lines(inputs.compare_files), runs=read_runs(inputs.results_files),
                       replaced=kept.replaced)

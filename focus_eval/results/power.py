@@ -35,3 +35,18 @@ def check_floor(floor: float) -> float:
 def low_coverage(coverage: float | None, floor: float = COVERAGE_FLOOR) -> bool:
     """Coverage below the floor; a line without a coverage (not a prompt method's) is never low."""
     return coverage is not None and coverage < floor
+
+
+def answered(n_answered: float | None, n_valid: float | None, output_type: str | None = None) -> float | None:
+    """The rows a line's answer-based scores rest on: a prompt method's readable answers, else a yes/no line's
+    rows with a score; None when the line does not say (a multi-class line of a method without answer texts scores
+    its predictions, which it does not count)."""
+    if n_answered is not None:
+        return n_answered
+    return n_valid if not output_type else None
+
+
+def no_answers(n_answered: float | None, n_valid: float | None, output_type: str | None = None) -> bool:
+    """A line without a single answer to score: it has no score (never 0 with a zero-width interval) and no rank,
+    whatever the floor."""
+    return answered(n_answered, n_valid, output_type) == 0

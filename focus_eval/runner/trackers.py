@@ -42,13 +42,21 @@ MLFLOW_BOUNDS = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2", "MLFLOW_HTTP_REQUEST_TI
 # --- what is logged ------------------------------------------------------------------------------------------
 def unit_metrics(line: dict[str, Any]) -> dict[str, float]:
     """A results line's numbers by the names the trackers log: ``auroc``, ``auroc_ci_low``, ``auroc_ci_high``,
-    ``fairness.age.eo_gap``, ... (as ``focus_eval.load_results`` names its columns), counts as ``n``, ``n_pos``."""
+    ``fairness.age.eo_gap``, ... (as ``focus_eval.load_results`` names its columns), counts as ``n``, ``n_pos``,
+    ``n_answered`` and ``coverage``. A line without a single answer logs its counts only: it has no score
+    (``results.power.no_answers``)."""
+    from focus_eval.results.power import no_answers
+
     out: dict[str, float] = {}
 
     def put(name: str, value: Any) -> None:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             out[name] = float(value)
 
+    for key in ("n", "n_pos", "n_valid", "n_unparsed", "n_errors", "n_answered", "coverage"):
+        put(key, line.get(key))
+    if no_answers(line.get("n_answered"), line.get("n_valid"), line.get("output_type")):
+        return out
     for name, value in (line.get("metrics") or {}).items():
         put(name, value)
         pair = (line.get("ci") or {}).get(name)
@@ -63,8 +71,6 @@ def unit_metrics(line: dict[str, Any]) -> dict[str, float]:
                     put(f"{section}.{group}.{key[:-3]}_ci_high", value[1])
                 else:
                     put(f"{section}.{group}.{key}", value)
-    for key in ("n", "n_pos", "n_valid", "n_unparsed", "n_errors"):
-        put(key, line.get(key))
     return out
 
 

@@ -96,10 +96,12 @@
     return marked ? marked.cellIndex : 1;
   }
 
-  // The default: the columns that fit the box, hidden from the right; the first column and the main score stay.
+  // The default: the columns that fit the box, hidden from the right; the first column, the main score and the
+  // columns marked data-keep (what a score rests on) stay.
   function fitColumns(table, wrap, boxes) {
+    var heads = table.tHead.rows[0].cells;
     for (var i = boxes.length - 1; i >= 0 && !fits(wrap); i -= 1) {
-      if (boxes[i]) { boxes[i].checked = false; showColumn(table, i, false); }
+      if (boxes[i] && !heads[i].hasAttribute("data-keep")) { boxes[i].checked = false; showColumn(table, i, false); }
     }
   }
 

@@ -75,21 +75,20 @@ def test_unreadable_answers_give_coverage_zero_and_count_as_misses(runs):
     assert good["coverage"] == 1.0 and good["metrics"]["funbench_f1"] == 1.0
 
 
-def test_no_rank_in_the_report_for_low_coverage(runs, capsys):
+def test_no_score_and_no_rank_in_the_report_without_answers(runs, capsys):
     tmp, out = runs
     report_path = tmp / "r.json"
     assert main(["report", "funbench", str(out), "--json", str(report_path), "--n-boot", "0"]) == 0
-    text = capsys.readouterr().out
-    holistic = {s["model"]: s for s in json.loads(report_path.read_text())["other_datasets"]["summaries"]["holistic"]}
-    assert holistic["mumbler"]["rank"] is None and holistic["mumbler"]["low_coverage"] is True
-    assert holistic["mumbler"]["coverage"] == 0.0 and holistic["mumbler"]["mean"] == 0.0
-    assert holistic["reader"]["rank"] == 1
-    assert re.search(r"^mumbler +0\.000 +low coverage", text, re.M)
-    # the floor is an option: at 0 every line is ranked again
+    report = json.loads(report_path.read_text())
+    holistic = {s["model"]: s for s in report["other_datasets"]["summaries"]["holistic"]}
+    assert "mumbler" not in holistic and holistic["reader"]["rank"] == 1  # no score, so no row and no rank
+    assert any("no answers" in n and "mumbler" in n for n in report["notes"])
+    assert "mumbler" in capsys.readouterr().out.split("notes:")[1]
+    # the floor is an option, but a line without a single answer has no score at any floor
     assert main(["report", "funbench", str(out), "--json", str(report_path), "--n-boot", "0",
                  "--coverage-floor", "0"]) == 0
     holistic = {s["model"]: s for s in json.loads(report_path.read_text())["other_datasets"]["summaries"]["holistic"]}
-    assert holistic["mumbler"]["rank"] == 2
+    assert "mumbler" not in holistic and holistic["reader"]["rank"] == 1
 
 
 def test_no_rank_on_any_page_for_low_coverage(runs):
@@ -103,12 +102,11 @@ def test_no_rank_on_any_page_for_low_coverage(runs):
     rows = {m: re.search(rf'<tr class="[^"]*"[^>]*>\s*<th[^>]*><span class="rank"([^>]*)>([^<]*)</span> <a[^>]*>{m}<',
                          task_page) for m in ("mumbler", "reader")}
     assert rows["reader"].group(2) == "1"
-    assert rows["mumbler"].group(2) == "\u2014" and "low coverage" in rows["mumbler"].group(1)
-    assert "badge-low_coverage" in task_page and "0 of " in task_page
+    assert rows["mumbler"].group(2) == "\u2014" and "no answers" in rows["mumbler"].group(1)
+    assert "badge-no_answers" in task_page and "0 of " in task_page
     funbench = (site / "funbench.html").read_text()
     attribution = funbench.split('id="funbench-attribution-other"')[1].split("</table>")[0]
-    row = re.search(r"<tr><th[^>]*>mumbler</th>(.*?)</tr>", attribution, re.S).group(1)
-    assert "badge-low_coverage" in row
+    assert "mumbler" not in attribution  # no answers: no score and no rank
     assert re.search(r'<tr><th[^>]*>reader</th>.*?data-value="1.0">1<', attribution, re.S)
     rebuilt = tmp / "site0"
     build_site([out], rebuilt, coverage_floor=0.0)

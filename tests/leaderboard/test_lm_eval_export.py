@@ -51,7 +51,7 @@ def exported(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lm")
     results = _with_group(write_results(tmp / "results"))
     out = tmp / "lm"
-    return results, out, lx.export(_collection(results), out, now=NOW)
+    return results, out, lx.export(_collection(results), out, now=NOW).written
 
 
 def lm_eval_accepts(folder: Path) -> dict:

@@ -9,6 +9,7 @@ from typing import Any, Iterable
 from markupsafe import Markup, escape
 
 from focus_eval.results.collect import Convention, Entry
+from focus_eval.results.identity import LIMITED, LOW_COVERAGE, NO_ANSWERS, OTHER_VERSION, set_aside
 from focus_eval.results.power import MIN_POSITIVES
 
 BADGE_NOTES = {
@@ -22,7 +23,25 @@ BADGE_NOTES = {
     "local": "Weights from local files, not a public hub release: {note}",
     "low_coverage": "Low coverage: fewer readable answers than the coverage floor; the line is shown but ranked "
                     "nowhere (its score says more about the answer format than about the model)",
+    "no_answers": "No answers: not a single answer could be scored, so the line has no score and no rank",
+    "version_mismatch": "Another version of the task than most of its lines: shown, compared with nothing. {note}",
 }
+
+
+# the reason a line is left out of a ranking (results.identity) -> the flag its badge shows
+LEFT_OUT_FLAGS = {OTHER_VERSION: "version_mismatch", NO_ANSWERS: "no_answers", LOW_COVERAGE: "low_coverage",
+                  LIMITED: "limited"}
+
+
+def left_out_flag(kind: str) -> str:
+    return LEFT_OUT_FLAGS.get(kind, "left_out")
+
+
+def not_ranked(entry: Entry, include_limited: bool) -> str:
+    """Why a line has no rank on its task page, in a few words."""
+    if entry.line.untrained:
+        return "untrained baseline"
+    return (set_aside(entry, include_limited) or "no score").partition(":")[0]
 
 
 def badge(flag: str, note: str = "", text: str = "") -> Markup:
@@ -38,7 +57,8 @@ def convention_badges(conventions: Iterable[Convention], skip: tuple[str, ...] =
 
 def badges(entry: Entry) -> Markup:
     """The line's flags, then its non-default conventions (the limit is said by the ``limited`` flag)."""
-    marks = "".join(badge(flag, entry.contamination or "") for flag in entry.flags)
+    notes = {"contaminated": entry.contamination or "", "version_mismatch": entry.version_note or ""}
+    marks = "".join(badge(flag, notes.get(flag, "")) for flag in entry.flags)
     return Markup(marks) + convention_badges(entry.conventions, skip=("limit",))
 
 

@@ -32,9 +32,11 @@ def environment(catalog: Catalog, templates: Path | None = None) -> jinja2.Envir
                        pval=fmt_p, date=fmt_date)
     env.filters["label"] = lambda value, section: catalog.label(section, value)
     env.globals.update(catalog=catalog, value_cell=value_cell, count_cell=count_cell, mean_cell=mean_cell,
-                       gap_cell=gap_cell, delta_cell=delta_cell, badge=cells.badge, badges=cells.badges,
+                       gap_cell=gap_cell, delta_cell=delta_cell, answers_cell=answers_cell, badge=cells.badge,
+                       badges=cells.badges,
                        convention_badges=cells.convention_badges, row_open=cells.row_open,
-                       model_link=cells.model_link, task_link=cells.task_link)
+                       model_link=cells.model_link, task_link=cells.task_link, not_ranked=cells.not_ranked,
+                       left_out_flag=cells.left_out_flag)
     env.globals["EM_DASH"] = EM_DASH
     return env
 
@@ -87,6 +89,17 @@ def value_cell(value: float | None, ci: Sequence[float | None] | None = None, bo
 
 def count_cell(value: float | None) -> Markup:
     return Markup(f'<td class="num" data-value="{sort_value(value)}">{fmt_count(value)}</td>')
+
+
+def answers_cell(entry) -> Markup:
+    """A line's coverage (a prompt method's share of readable answers) and how many answers its answer-based
+    scores rest on (``k of n``)."""
+    cell = value_cell(entry.line.coverage)
+    answers, n = entry.answers, entry.line.n
+    if answers is None or n is None:
+        return cell
+    return Markup(str(cell).replace("</td>", f'<span class="count">{fmt_count(answers)} of {fmt_count(n)}'
+                                              f"</span></td>"))
 
 
 def mean_cell(mean: Mean, bold: bool = False, css: str = "") -> Markup:

@@ -19,14 +19,14 @@ from focus_eval.leaderboard.draw.samples import load_samples
 from focus_eval.leaderboard.draw.slugs import assign_slugs
 from focus_eval.leaderboard.draw.templates import environment
 from focus_eval.leaderboard.pages import groups
-from focus_eval.leaderboard.pages.fragility_page import is_variant
-from focus_eval.leaderboard.pages.maintable import main_rows
+from focus_eval.leaderboard.pages.maintable import main_rows, with_left_out
 from focus_eval.leaderboard.pages.sample_pages import asked_tasks, make_thumbnails, sample_links
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
 from focus_eval.leaderboard.pages.statistics import site_stats, with_rank_intervals
 from focus_eval.resources import resource_dir
-from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only
+from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only, refuse_overwrite
+from focus_eval.results.identity import Pairing, pair
 from focus_eval.results.power import COVERAGE_FLOOR, check_floor
 
 DEFAULT_TITLE = "FOCUS leaderboard"
@@ -78,6 +78,7 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
         raise FocusError("--thumbnails needs --data-root (the datasets the results were computed on) and cannot "
                          "be combined with --no-samples")
     collection = with_coverage_floor(collect_results(results_dirs, prefer), coverage_floor)
+    refuse_overwrite(collection, folders=[("-o", out_dir)], also=[data_root, *include_paths])
     site = assemble(collection, load_catalog(), include_proxy=include_proxy, top=top,
                     include_paths=include_paths, no_samples=no_samples, include_limited=include_limited,
                     title=check_title(title), base_url=check_base_url(base_url))
@@ -115,11 +116,12 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
              base_url: str | None) -> Site:
     """Group the lines every way the pages show them."""
     entries = collection.entries
-    # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (pages.funbench); a line of
-    # low coverage is ranked nowhere; lines of fragility runs (a prompt variant, corruption, label budget or rule)
-    # are on the fragility page
-    ranked = [e for e in entries if (include_limited or not e.limited) and not e.line.output_type
-              and not e.low_coverage and not is_variant(e)]
+    # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (pages.funbench); the others
+    # come through the one pairing step the rank intervals and pairwise pages take theirs from (a line without
+    # answers, of low coverage or of another task version is ranked nowhere; lines of fragility runs are on the
+    # fragility page)
+    ranking = ranked_pairing(entries, include_limited)
+    ranked = ranking.entries
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
     configs = groups.configurations(ranked, catalog, include_proxy)
@@ -139,10 +141,19 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
         samples=samples, compare=fine_tuning(collection.compare),
         include_proxy=include_proxy, include_limited=include_limited, model_slugs=model_slugs,
         task_slugs=task_slugs, targets=targets, runs=collection.runs, title=title, base_url=base_url,
-        main=with_rank_intervals(main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids for e in t.entries)],
-                                           targets, include_proxy, samples), stats),
+        main=with_rank_intervals(with_left_out(main_rows(configs, [t for t in tasks if any(id(e) in ranked_ids
+                                                                                           for e in t.entries)],
+                                                         targets, include_proxy, samples), ranking.left_out), stats),
+        left_out=ranking.left_out,
         group_lines=collection.group_lines, stats=stats,
         sample_links=links, asked=asked_tasks([e for e in entries if e.key in links], index))
+
+
+def ranked_pairing(entries: Sequence[Entry], include_limited: bool) -> Pairing:
+    """The binary lines the main table, heatmap and paper table rank (``results.identity.pair`` over the
+    configurations, as the rank intervals take theirs), and the lines left out with their reasons."""
+    binary = [e for e in entries if not e.line.output_type]
+    return pair(binary, "configuration", include_limited=include_limited, min_group=1)
 
 
 def check_title(title: str | None) -> str:

@@ -3,8 +3,9 @@ budgets and other label rules, drawn from the four analyses' tables (``analysis.
 ``corruptions``, ``label_efficiency``, ``label_rules``), each with its chart, its CSV and its stability
 sentence per target; the overview repeats the sentences.
 
-Lines of these runs (a results line whose extra names a prompt variant, corruption, label budget or label
-rule) are left out of the main rankings: they are the same task asked another way, not another task."""
+Lines of these runs (a results line whose identity moves a variant axis: a prompt variant, corruption, label
+budget or label rule; ``results.identity``) are left out of the main rankings: they are the same task asked
+another way, not another task."""
 
 from __future__ import annotations
 
@@ -16,15 +17,6 @@ from focus_eval.errors import FocusError
 from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.views import ViewPage
-
-VARIANT_KEYS = ("prompt_variant", "corruption", "train_fraction", "label_rule")
-
-
-def is_variant(entry) -> bool:
-    """Whether a line is a fragility run's (kept out of the main rankings)."""
-    extra = entry.line.extra or {}
-    return any(extra.get(k) is not None for k in VARIANT_KEYS)
-
 
 @dataclass(frozen=True)
 class Section:

@@ -5,17 +5,24 @@ Means are unweighted over the included tasks (proxy and underpowered tasks only 
 group lines are, and their interval follows the same rule as group lines' (``analysis.significance.
 mean_of_scores``): the tasks' bootstrap replicates, recomputed from their sample files, averaged replicate by
 replicate. A mean with a task whose samples are not at hand (``--no-samples``, no sample file) has no interval.
+
+The lines are those of the one pairing step (``results.identity.pair``); a row counts, by reason, its
+configuration's lines that were left out (another task version, no answers, low coverage), and ``main_csv`` writes
+the table with those counts as ``data/main.csv``.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping, Sequence
 
 from focus_eval.analysis.significance import Mean, competition_ranks, mean_of_scores
 from focus_eval.analysis.summary import included
+from focus_eval.leaderboard.draw.csvdata import CsvTable
 from focus_eval.leaderboard.draw.samples import SampleView
 from focus_eval.leaderboard.pages.groups import Configuration, TaskInfo
+from focus_eval.results.identity import LIMITED, VARIANT_LINE, LeftOut
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,8 @@ class MainRow:
     rank_interval: tuple[int, int] | None = None
     leader: bool = False
     tied: bool = False
+    # reason kind -> how many of the configuration's lines were left out for it (results.identity)
+    left_out: dict[str, int] = field(default_factory=dict)
 
     @property
     def untrained(self) -> bool:
@@ -59,6 +68,41 @@ def main_rows(configs: Sequence[Configuration], tasks: Sequence[TaskInfo], targe
     trained = _ranked([r for r in rows if not r.untrained])
     baselines = _ranked([r for r in rows if r.untrained])
     return trained + baselines
+
+
+# reasons a row does not state: a fragility line is on the fragility page, a --limit run is a row of its own
+UNSTATED = (LIMITED, VARIANT_LINE)
+
+
+def with_left_out(rows: Sequence[MainRow], left_out: Iterable[LeftOut]) -> list[MainRow]:
+    """Rows with the count, by reason, of their configuration's lines that the ranking left out."""
+    counts: dict[tuple, Counter] = {}
+    for item in left_out:
+        kind = item.reason.partition(": ")[0]
+        if kind not in UNSTATED:
+            counts.setdefault(item.entry.config, Counter())[kind] += 1
+    return [replace(r, left_out=dict(counts.get(r.config.key, {}))) for r in rows]
+
+
+def main_csv(rows: Sequence[MainRow], targets: Sequence[str], left_out: Iterable[LeftOut]) -> CsvTable:
+    """The main table as CSV (``data/main.csv``): one row per ranked configuration, then one per results line left
+    out of the ranking with its reason."""
+    table = CsvTable(("rank", "model", "method", "adapter", "conventions", "overall", "overall_low", "overall_high",
+                      *targets, "tasks", "rank_low", "rank_high", "untrained", "coverage", "flags", "task",
+                      "left_out"))
+    for r in rows:
+        c = r.config
+        low, high = r.overall.ci or (None, None)
+        flags = [f"{kind} ({n})" for kind, n in r.left_out.items()] + (["limited"] if c.limited else [])
+        table.add(r.rank, c.model, c.method, c.adapter or None, c.convention_text or None, r.overall.value, low, high,
+                  *(r.targets[t].value for t in targets), f"{r.covered}/{r.total}",
+                  *(r.rank_interval or (None, None)), r.untrained, r.coverage, "; ".join(flags) or None, None, None)
+    for item in left_out:
+        e = item.entry
+        table.add(None, e.model, e.line.method, e.line.adapter, e.convention_text or None, None, None, None,
+                  *(None for _ in targets), None, None, None, bool(e.line.untrained), e.line.coverage,
+                  ",".join(e.flags) or None, e.line.task, item.reason)
+    return table
 
 
 def mean_of(entries, samples: Mapping[tuple, SampleView]) -> Mean:

@@ -50,6 +50,8 @@ class Site:
     stats: Any = None
     # results-line key -> the task its per-image page's prompts come from (pages.sample_pages.AskedTask)
     asked: dict[tuple, Any] = field(default_factory=dict)
+    # the binary lines the rankings leave out, each with its reason (results.identity.LeftOut)
+    left_out: list = field(default_factory=list)
 
     @property
     def synthetic(self) -> bool:

@@ -13,6 +13,7 @@ from focus_eval.analysis.summary import included
 from focus_eval.leaderboard.draw import charts
 from focus_eval.leaderboard.draw.card import card_html
 from focus_eval.leaderboard.draw.filters import filter_options
+from focus_eval.leaderboard.pages.maintable import main_csv
 from focus_eval.leaderboard.pages.model_cards import model_card
 from focus_eval.leaderboard.pages.downloads import main_table_csv
 from focus_eval.leaderboard.pages.sample_pages import CELLS, rows_csv, rows_html, sample_page
@@ -21,6 +22,7 @@ from focus_eval.leaderboard.pages.statistics import task_statistics
 from focus_eval.leaderboard.pages.views import ViewPage, view_pages
 from focus_eval.results.collect import Entry
 from focus_eval.results.collect import line_provenance
+from focus_eval.results.identity import set_aside
 from focus_eval.results.schema import CLASS_METRICS, METRICS
 
 
@@ -35,7 +37,7 @@ def render_site(env: jinja2.Environment, site: Site) -> tuple[dict[str, str], di
                                    **overview_context(site, views))}
     pages["benchmark-card.html"] = _render(env, "benchmark_card.html", common, "benchmark-card.html", "",
                                            "benchmark-card", "Benchmark card", card=card_html())
-    data = {}
+    data = {"data/main.csv": main_csv(site.main, site.targets, site.left_out).to_csv()}
     for view in views:
         pages[f"{view.name}.html"] = _render(env, view.template, common, f"{view.name}.html", "", view.name,
                                              view.title, view=view, **view.context)
@@ -92,10 +94,10 @@ def _render(env: jinja2.Environment, template: Any, common: dict[str, Any], path
 
 def task_ranks(entries: list[Entry], site: Site) -> dict[tuple, int | None]:
     """Ranks by each line's primary metric (AUROC for a binary task, FunBench F1 for a multi-class one) among
-    trained lines of adequate coverage (``--limit`` runs only with ``--include-limited``); lines equal at three
-    decimals share a rank; untrained baselines, limited runs and low-coverage lines get none."""
-    eligible = [e for e in entries if (site.include_limited or not e.limited) and not e.line.untrained
-                and not e.low_coverage]
+    trained lines that nothing sets aside (``results.identity.set_aside``: ``--limit`` runs only with
+    ``--include-limited``, no line without answers, of low coverage or of another task version); lines equal at
+    three decimals share a rank; untrained baselines get none."""
+    eligible = [e for e in entries if set_aside(e, site.include_limited) is None and not e.line.untrained]
     ranks = competition_ranks([e.metric(e.primary_metric) for e in eligible])
     return {e.key: rank for e, rank in zip(eligible, ranks)}
 
@@ -122,6 +124,7 @@ def overview_context(site: Site, views: list[ViewPage]) -> dict[str, Any]:
         "counts": {"lines": len(site.entries), "files": len({e.source for e in site.entries}),
                    "models": len(site.models), "tasks": len(site.tasks), "configs": len(site.configs)},
         "flag_counts": Counter(flag for e in site.entries for flag in e.flags),
+        "left_out": Counter(item.reason.partition(": ")[0] for item in site.left_out),
         "group_lines": [g for g in site.group_lines if site.include_limited or not g.limited],
         "n_limited_groups": 0 if site.include_limited else sum(g.limited for g in site.group_lines),
         "n_excluded": 0 if site.include_proxy else len(site.ranked) - len(included(site.ranked)),

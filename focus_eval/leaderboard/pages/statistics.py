@@ -50,9 +50,9 @@ def site_n_boot(collection: Collection, options: ReportOptions) -> int:
 
 def site_stats(collection: Collection, include_proxy: bool, include_limited: bool) -> SiteStats:
     options = ReportOptions(include_limited=include_limited, include_proxy=include_proxy)
-    options = replace(options, n_boot=site_n_boot(collection, options))
-    cache = ReplicateCache(options.n_boot, options.seed)
     with shared_reads():
+        options = replace(options, n_boot=site_n_boot(collection, options))
+        cache = ReplicateCache(options.n_boot, options.seed)
         return SiteStats(options, ranking(collection, options, cache), pairwise(collection, options, cache),
                          operating_points(collection, options), recalibration(collection, options))
 
@@ -140,7 +140,7 @@ def recalibration_view(site: Site) -> ViewPage | None:
     return ViewPage(name="recalibration", title="Recalibration", template="recalibration.html",
                     summary="temperature and Platt scaling fitted on validation: ECE and Brier before and after",
                     csv={"recalibration": table},
-                    context={"table": table, "diagrams": diagrams, "notes": stats.recalibration.notes})
+                    context={"table": table, "diagrams": diagrams, "notes": table.notes})
 
 
 def task_statistics(site: Site, task: str) -> dict:
