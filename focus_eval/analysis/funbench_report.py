@@ -79,12 +79,13 @@ def section_lines(report: Attribution) -> list[str]:
     """One set of sources: rankings, correlations, each mode's table, notes."""
     title = SOURCE_SETS[report.sources]
     if not report.codes:
-        return [f"{title}: no results lines"]
-    lines = [f"{title}:", *ranking_lines(report), "", *correlation_lines(report)]
+        lines = [f"{title}: no results lines"]
+    else:
+        lines = [f"{title}:", *ranking_lines(report), "", *correlation_lines(report)]
     for mode in MODES:
         if report.summaries[mode]:
             lines += ["", *mode_lines(report, mode)]
-    if report.notes:
+    if report.notes:  # the lines left out, with their reasons, also where none was left to score
         lines += ["", "notes:", *(f"  {n}" for n in report.notes)]
     return lines
 

@@ -49,9 +49,20 @@ def _leftovers() -> list:
     return left
 
 
+def _stop_services() -> None:
+    """Libraries that keep a service process for the interpreter's life stop it themselves (W&B's, which would
+    otherwise complain at exit about the process stopped below)."""
+    import sys
+
+    wandb = sys.modules.get("wandb")
+    if wandb is not None and hasattr(wandb, "teardown"):
+        wandb.teardown()
+
+
 def pytest_sessionfinish(session, exitstatus):
     import psutil
 
+    _stop_services()
     left = _leftovers()
     if not left:
         return
