@@ -6,7 +6,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("OMP_NUM_THREADS", "2")
+if "PYTEST_XDIST_WORKER" in os.environ:  # tests run in parallel (make test): the cores are shared among the workers
+    _workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    os.environ["OMP_NUM_THREADS"] = str(max(1, min(2, (os.cpu_count() or 2) // _workers)))
+else:
+    os.environ.setdefault("OMP_NUM_THREADS", "2")
 
 # Console scripts of this environment (focus-eval, torchrun, hadolint) come first on PATH, also when pytest
 # runs as `.venv/bin/python -m pytest` without an activated environment.

@@ -62,6 +62,8 @@ def _stop_services() -> None:
 def pytest_sessionfinish(session, exitstatus):
     import psutil
 
+    if session.config.pluginmanager.hasplugin("dsession"):
+        return  # pytest-xdist's controller: its children are the workers, and each worker reaps its own
     _stop_services()
     left = _leftovers()
     if not left:
