@@ -80,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
                "marked and left out of rankings (--include-limited ranks them)"))
     for warning in report.warnings:
         print(f"warning: run manifest not read: {warning}")
+    for line in report.unlisted_pages:
+        print(f"warning: page left out of the site, {line}")
     print(f"wrote {len(report.pages)} pages in {time.perf_counter() - started:.1f} s; "
           f"open {report.as_uri()}")
     return 0

@@ -24,6 +24,7 @@ from focus_eval.leaderboard.pages.sample_pages import asked_tasks, make_thumbnai
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
 from focus_eval.leaderboard.pages.statistics import site_stats, with_rank_intervals
+from focus_eval.leaderboard.pages.views import broken_pages
 from focus_eval.resources import resource_dir
 from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only, refuse_overwrite
 from focus_eval.results.identity import Pairing, pair
@@ -47,6 +48,8 @@ class SiteReport:
     replaced: int = 0
     n_limited: int = 0
     warnings: list[str] = field(default_factory=list)
+    # a page plugin that cannot be imported, one line each (its page is left out of the site)
+    unlisted_pages: list[str] = field(default_factory=list)
 
     @property
     def index(self) -> Path:
@@ -99,7 +102,8 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
     return SiteReport(out_dir=out_dir, inputs=collection.inputs, pages=sorted(pages), n_lines=len(site.entries),
                       samples_files=[samples_path(e.sample_dir, e.line.task, e.line.method) for e in read],
                       missing_samples=len(site.samples) - len(read), data_files=sorted(data),
-                      replaced=collection.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable)
+                      replaced=collection.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable,
+                      unlisted_pages=broken_pages())
 
 
 def with_coverage_floor(collection: Collection, floor: float) -> Collection:
