@@ -53,7 +53,8 @@ def _builtin() -> None:
                          ("zero-shot-probe", "focus_pages:zero_shot_probe_view"),
                          ("interfaces", "focus_pages:interfaces_view"),
                          ("reliability", "focus_pages:reliability_view"),
-                         ("fragility", "fragility_page:fragility_view")):
+                         ("fragility", "fragility_page:fragility_view"),
+                         ("submissions", "submissions:submissions_view")):
         PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
 
