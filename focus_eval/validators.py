@@ -18,6 +18,14 @@ def _integer(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
 
 
+def _within(text: str, low: int, high: int | None, expected: str) -> int:
+    """A whole number from ``low`` to ``high`` (no upper bound when None); ``expected`` says what, in the error."""
+    value = _integer(text)
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}")
+    return value
+
+
 def n_boot(text: str) -> int:
     """--n-boot: 1 to MAX_N_BOOT bootstrap resamples."""
     value = _integer(text)
@@ -29,26 +37,17 @@ def n_boot(text: str) -> int:
 
 def seed(text: str) -> int:
     """--seed: a whole number from 0 to 2**32 - 1 (what every random generator here accepts)."""
-    value = _integer(text)
-    if not 0 <= value < 2 ** 32:
-        raise argparse.ArgumentTypeError(f"expected a seed from 0 to {2 ** 32 - 1}, got {text!r}")
-    return value
+    return _within(text, 0, 2 ** 32 - 1, f"a seed from 0 to {2 ** 32 - 1}")
 
 
 def non_negative(text: str) -> int:
     """A count that may be 0 (--num-workers 0: decode images in the main process)."""
-    value = _integer(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text!r}")
-    return value
+    return _within(text, 0, None, "0 or more")
 
 
 def positive(text: str) -> int:
     """A count of at least 1."""
-    value = _integer(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected 1 or more, got {text!r}")
-    return value
+    return _within(text, 1, None, "1 or more")
 
 
 def fractions(text) -> str:
@@ -110,10 +109,7 @@ MAX_TRAIN_SEEDS = 100
 
 def train_seeds(text: str) -> int:
     """--train-seeds: 1 to MAX_TRAIN_SEEDS draws of the training patients."""
-    value = _integer(text)
-    if not 1 <= value <= MAX_TRAIN_SEEDS:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_TRAIN_SEEDS} draws, got {text!r}")
-    return value
+    return _within(text, 1, MAX_TRAIN_SEEDS, f"1 to {MAX_TRAIN_SEEDS} draws")
 
 
 # More image decoding processes than this exhaust memory and open files long before they add speed.
@@ -122,10 +118,7 @@ MAX_WORKERS = 256
 
 def workers(text: str) -> int:
     """--num-workers: 0 (decode in the main process) to MAX_WORKERS worker processes."""
-    value = _integer(text)
-    if not 0 <= value <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"expected 0 to {MAX_WORKERS} worker processes, got {text!r}")
-    return value
+    return _within(text, 0, MAX_WORKERS, f"0 to {MAX_WORKERS} worker processes")
 
 
 def positive_number(text: str) -> float:
@@ -141,10 +134,7 @@ def positive_number(text: str) -> float:
 
 def processes(text: str) -> int:
     """--workers of datasets prepare: 1 to MAX_WORKERS worker processes."""
-    value = _integer(text)
-    if not 1 <= value <= MAX_WORKERS:
-        raise argparse.ArgumentTypeError(f"expected 1 to {MAX_WORKERS} worker processes, got {text!r}")
-    return value
+    return _within(text, 1, MAX_WORKERS, f"1 to {MAX_WORKERS} worker processes")
 
 
 # The largest side of a prepared image: above every decode size a preset uses (896) with room to spare, and far
@@ -154,10 +144,7 @@ MAX_IMAGE_SIDE = 8192
 
 def image_side(text: str) -> int:
     """--size of datasets prepare: a side of 1 to MAX_IMAGE_SIDE pixels."""
-    value = _integer(text)
-    if not 1 <= value <= MAX_IMAGE_SIDE:
-        raise argparse.ArgumentTypeError(f"expected a side of 1 to {MAX_IMAGE_SIDE} pixels, got {text!r}")
-    return value
+    return _within(text, 1, MAX_IMAGE_SIDE, f"a side of 1 to {MAX_IMAGE_SIDE} pixels")
 
 
 DEVICES = ("auto", "cpu", "cuda", "cuda:N", "mps")

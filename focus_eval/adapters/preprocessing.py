@@ -122,12 +122,12 @@ def transform_from_preset(preset) -> ImageTransform:
     resize_to = spec.get("resize_to")
     if resize_to is not None and spec["resize"] != "shorter_side_then_center_crop":
         raise FocusError(f"{where}: resize_to only applies to resize: shorter_side_then_center_crop")
-    return ImageTransform(size=_pixels(spec["size"], where, "size"), mean=mean, std=std, resize=spec["resize"],
-                          interpolation=interpolation, resize_to=_pixels(resize_to, where, "resize_to") if resize_to
+    return ImageTransform(size=pixels(spec["size"], where, "size"), mean=mean, std=std, resize=spec["resize"],
+                          interpolation=interpolation, resize_to=pixels(resize_to, where, "resize_to") if resize_to
                           else None, pad_anchor=anchor)
 
 
-def _pixels(value, where: str, key: str) -> int:
+def pixels(value, where: str, key: str) -> int:
     """A side length in pixels: a positive whole number (``448`` or ``"448"``)."""
     number = None
     if isinstance(value, int) and not isinstance(value, bool):

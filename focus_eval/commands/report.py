@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     if args.name is None:
         print(listing())
         return 0
-    if args.name != EXPORT:
+    if args.name not in (EXPORT, BUNDLE):
         ANALYSES.check(args.name)  # a misspelled name is refused before any analysis is imported
     if not args.results:
         raise FocusError(f"focus-eval report {args.name} needs one or more RESULTS folders or files")

@@ -136,12 +136,21 @@ def _bytes_per_param(preset) -> int:
     return 4 if preset.dtype == "float32" else 2
 
 
+def image_side(preset) -> int:
+    """The side a preset's images are resized to (the larger of two), read as its image transform reads it: a
+    side that is no whole number of pixels is the transform's one-line error, not a traceback of the estimate."""
+    from focus_eval.adapters.preprocessing import pixels
+
+    size = preset.preprocessing.get("size", 224)
+    return max(pixels(side, "preprocessing", "size") for side in (size if isinstance(size, (list, tuple)) else [size]))
+
+
 def estimate(preset, kind: str, images: int, tasks: int, throughput: Throughput) -> Estimate:
     """Estimate one job: ``kind`` is "eval" or "sft"; ``images`` are the images it reads (all splits for linear
     probes, the test split (and val with validation rows) for prompts, the train split for training)."""
     size = model_size_b(preset)
     weights_gb = size * _bytes_per_param(preset)
-    rate = throughput.images_per_s(preset.family, size, int(preset.preprocessing.get("size", 224)))
+    rate = throughput.images_per_s(preset.family, size, image_side(preset))
     if kind == "sft":
         work_s = images * TRAIN_COST / rate
         memory = weights_gb * 1.15 + 10.0  # LoRA weights and optimiser state are small; activations are not

@@ -398,6 +398,7 @@ def test_writing_a_whole_vocabulary_answer_does_not_stall_other_clients():
     with serving(FakeMLLM(vocab=400000), max_top_logprobs=10 ** 6) as running:
         assert send(running, body=chat_body())[0] == 200
         results: list = []
+        began = time.monotonic()
         big = _in_thread(running, results, chat_body(logprobs=True, top_logprobs=10 ** 6))
         waits = []
         while big.is_alive():
@@ -406,9 +407,12 @@ def test_writing_a_whole_vocabulary_answer_does_not_stall_other_clients():
             waits.append(time.monotonic() - started)
             time.sleep(0.02)
         big.join()
+        took = time.monotonic() - began
         status, _, body = results[0]
         assert status == 200 and len(json.loads(body)["choices"][0]["logprobs"]["content"][0]["top_logprobs"]) == 400000
-        assert len(waits) > 3 and max(waits) < 1.5  # rendering it on the event loop held every client ~5 s
+        # rendering it on the event loop held every client for nearly all of the big answer's time; a share of
+        # that time (not seconds) holds on a loaded machine as on an idle one
+        assert len(waits) > 3 and max(waits) < 0.5 * took, (max(waits), took)
 
 
 def test_an_answer_left_unread_is_cut_after_the_deadline():

@@ -287,13 +287,33 @@ def hand_means(out) -> dict[tuple[str, str], float]:
     return out_means
 
 
+def answer_by_first_letter(monkeypatch) -> None:
+    """A tiny random model rarely writes a readable answer, and a line with none is unscored: here each multiple-
+    choice answer (with or without the image) is written as the option letter its first token puts first."""
+    from focus_eval.adapters.mllm import MLLMScorer
+
+    def rows(found):
+        for item in found:
+            yield from rows(item) if isinstance(item, list) else [item]
+
+    for name in ("score_options_and_generate_multi", "score_options_and_generate_text"):
+        def answered(self, *args, _original=getattr(MLLMScorer, name), **kwargs):
+            found = _original(self, *args, **kwargs)
+            for row in rows(found):
+                row["text"] = max(row["letters"], key=row["letters"].get)
+            return found
+
+        monkeypatch.setattr(MLLMScorer, name, answered)
+
+
 @pytest.mark.slow
-def test_report_and_page_on_real_runner_outputs(tmp_path, capsys):
+def test_report_and_page_on_real_runner_outputs(tmp_path, capsys, monkeypatch):
     from focus_eval.leaderboard import build_site
     from focus_eval.runner.methods import METHODS
     from focus_eval.synth.datasets import write_synthetic
 
     write_synthetic(tmp_path / "data", n=40, seed=2)
+    answer_by_first_letter(monkeypatch)
     out = tmp_path / "out"
     common = ["--tasks", "funbench_synth_desktop", "--data-root", str(tmp_path / "data"), "--output-path", str(out),
               "--cache-dir", str(tmp_path / "cache"), "--n-boot", "20", "--no-progress", "--num-workers", "0",

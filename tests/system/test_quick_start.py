@@ -60,7 +60,9 @@ def test_a_fresh_clones_make_demo_then_the_readmes_next_commands_work_as_written
     subprocess.run(["git", "clone", "-q", str(REPO), str(clone)], check=True, timeout=300)
     # the environment these tests run in stands for the one `make` would create (-o: it is not rebuilt)
     (clone / ".venv").symlink_to(sys.prefix, target_is_directory=True)
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "FOCUS_DATA", "FOCUS_OUTPUT")}
+    # MAKELEVEL and MAKEFLAGS: a suite started by `make test` would make this a sub-make, which adds its own lines
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "FOCUS_DATA", "FOCUS_OUTPUT", "MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     made = subprocess.run(["make", "-o", ".venv/bin/focus-eval", "demo",
                            "DEMO_ARGS=--models efficientnet-lite0,tiny-vit,tiny-clip --n-boot 50"],
                           cwd=clone, env=env, capture_output=True, text=True, timeout=900)
