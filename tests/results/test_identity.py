@@ -90,6 +90,7 @@ def test_a_group_differs_in_its_axis_only_and_every_line_is_accounted_for(rows, 
                                          ("train_seed", 1 if fraction else None), ("label_rule", rule)) if v})
         entries.append(fake_entry(fake_line(model=model, task=task, **extra), conventions, limited, mute,
                                   submitter=submitter, unverified=unverified, rank_unverified=ranked))
+    entries = list({e.identity: e for e in entries}.values())  # a collection holds one line per identity
     pairing = pair(entries, axis, min_group=min_group, baseline=baseline)
     grouped = [id(e) for e in pairing.entries]
     left = [id(item.entry) for item in pairing.left_out]
