@@ -90,6 +90,7 @@ OWN, CLINIC_A, CLINIC_B = "own", "Clinic A", "Clinic B"
 MODELS = {OWN: {"fake-model": 0.35, "other-model": 0.0}, CLINIC_A: {"fake-model": 0.3, "other-model": 1.0},
           CLINIC_B: {"fake-model": 0.35}}
 GROUP = "synth_desktop"  # the task group of TASKS
+DATA = {"n": 200, "seed": 3}  # synthetic data on which both TASKS have ten test positives or more (ranked, grouped)
 
 
 @dataclass(frozen=True)
