@@ -3,7 +3,8 @@ command names each bundle and prints the verdict counts; the same configuration 
 each the mean of its own lines, never averaged together, and their agreement is on the submissions page; the
 tampered lines are shown with their badge and reasons and ranked nowhere (main table, rank intervals, pairwise,
 operating points, task ranks, agreement); ``--include-unverified`` ranks them, badge kept, and ``--verify`` verifies
-one's own folder too."""
+one's own folder too. A refused bundle, or one submitter's line twice, stops the build; a submitter's name is text on
+every page, never markup, a path or a spreadsheet formula."""
 
 from __future__ import annotations
 
@@ -11,15 +12,19 @@ import csv
 import hashlib
 import io
 import json
+import shutil
 from contextlib import redirect_stdout
 from statistics import mean
 
 import pytest
-from helpers.leaderboard_data import tables
+from helpers.leaderboard_data import HOSTILE, tables
 from helpers.records import synthetic_root
 from helpers.submissions import CLINIC_A, CLINIC_B, DATA, TASKS, group_submissions
 
 from focus_eval.cli import main
+from focus_eval.leaderboard import build_site
+from focus_eval.results.bundle import write_bundle
+from focus_eval.results.collect import discover
 
 
 @pytest.fixture(scope="module")
@@ -147,3 +152,32 @@ def test_include_unverified_ranks_the_tampered_lines_and_keeps_their_badge(count
     by_who = {cells[0][1]: [text for _value, text in cells[3:]] for _attrs, cells in
               tables(site / "submissions.html")["submitters-table"]}
     assert by_who["results folders of the site's own"] == ["6", "6", "0", "0", "0"]
+
+
+def test_a_refused_bundle_or_one_submitters_line_twice_stops_the_build(sources, data_root, tmp_path, capsys):
+    changed = tmp_path / "changed"
+    shutil.copytree(sources.clinic_b, changed)
+    (changed / "results" / "fake-model" / "notes.txt").write_text("added after bundling\n")
+    assert main(["leaderboard", str(sources.own), str(changed), "-o", str(tmp_path / "site")]) == 2
+    assert (f"{changed}: bundle refused (1 problem(s)): results/fake-model/notes.txt: not in bundle.json's digest "
+            "list") in capsys.readouterr().err
+    again = tmp_path / "again"  # a second bundle naming the same submitter, with the same lines
+    shutil.copytree(sources.clinic_a, again)
+    assert main(["leaderboard", str(sources.clinic_a), str(again), "-o", str(tmp_path / "site")]) == 2
+    assert f"duplicate results line for model 'fake-model', method 'linear_probe', submitter '{CLINIC_A}'" in \
+        capsys.readouterr().err
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_hostile_submitter_name_is_text_on_every_page_and_no_path(sources, data_root, tmp_path):
+    name = f'=HYPERLINK("x") {HOSTILE} ../../outside'
+    hostile = tmp_path / "hostile"
+    write_bundle(discover([sources.clinic_a]).results_files, hostile, name)
+    report = build_site([hostile], tmp_path / "site", data_root=data_root)
+    assert report.verdicts["verified"] == 6
+    site = report.out_dir.resolve()
+    files = [p for p in site.rglob("*") if p.is_file()]
+    assert all(p.resolve().is_relative_to(site) for p in files) and not (tmp_path / "outside").exists()
+    assert not [p for p in files if p.suffix == ".html" and HOSTILE in p.read_text(encoding="utf-8")]
+    assert any("&lt;script&gt;" in p.read_text(encoding="utf-8") for p in files if p.name == "submissions.html")
+    assert {r["submitter"] for r in rows(site, "main.csv")} == {"'" + name}  # no formula in a spreadsheet
