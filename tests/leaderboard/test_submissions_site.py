@@ -181,3 +181,27 @@ def test_a_hostile_submitter_name_is_text_on_every_page_and_no_path(sources, dat
     assert not [p for p in files if p.suffix == ".html" and HOSTILE in p.read_text(encoding="utf-8")]
     assert any("&lt;script&gt;" in p.read_text(encoding="utf-8") for p in files if p.name == "submissions.html")
     assert {r["submitter"] for r in rows(site, "main.csv")} == {"'" + name}  # no formula in a spreadsheet
+
+
+def test_a_report_reads_bundles_as_the_leaderboard_does(sources, data_root, tmp_path, capsys):
+    """``report ranks`` over the same folders: the tampered bundle's lines verified, named in the verdict counts and
+    ranked nowhere; ``--include-unverified`` ranks them. ``report export`` transcribes every line (it ranks none),
+    each with its verification state: the tampered ones marked mismatch."""
+    folders = [str(p) for p in sources.paths]
+
+    def ranked(*options) -> set[str]:
+        out = tmp_path / f"ranks{len(options)}.json"
+        assert main(["report", "ranks", *folders, "--data-root", str(data_root), "--json", str(out), *options]) == 0
+        return {row["model"] for row in json.loads(out.read_text())["rows"]}
+
+    assert not any(CLINIC_B in model for model in ranked())
+    assert "mismatch" in capsys.readouterr().out
+    assert any(CLINIC_B in model for model in ranked("--include-unverified"))
+    exported = tmp_path / "lm-eval"
+    assert main(["report", "export", *folders, "--data-root", str(data_root), "-o", str(exported)]) == 0
+    assert "mismatch" in capsys.readouterr().out
+    states = {}
+    for path in exported.rglob("results_*.json"):
+        for config in json.loads(path.read_text(encoding="utf-8"))["configs"].values():
+            states.setdefault(config["metadata"]["submitter"], set()).add(config["metadata"]["verification"])
+    assert states[CLINIC_B] == {"mismatch"} and states[CLINIC_A] == {"verified"}
