@@ -1,6 +1,7 @@
 """The analyses over collected results: FunBench module attribution, the fine-tuning comparison summary, the
 paper's summary columns, the statistics the pages state, and the paired statistics over sample files (rank
-intervals, pairwise AUROC differences, operating points at pre-specified thresholds, recalibration). Each analysis is one module with an ``ANALYSIS``
+intervals, pairwise AUROC differences, operating points at pre-specified thresholds, recalibration), and the
+agreement of submitters on one configuration. Each analysis is one module with an ``ANALYSIS``
 object (``analysis.base.Analysis``), registered here by name and imported on first use; ``focus-eval report
 NAME`` is the one door to them, and the leaderboard draws its pages from the same objects."""
 
@@ -25,6 +26,7 @@ def _builtin() -> None:
     ANALYSES.register("corruptions", "focus_eval.analysis.corruptions:ANALYSIS")
     ANALYSES.register("label-efficiency", "focus_eval.analysis.label_efficiency:ANALYSIS")
     ANALYSES.register("label-rule-sensitivity", "focus_eval.analysis.label_rules:ANALYSIS")
+    ANALYSES.register("agreement", "focus_eval.analysis.agreement:ANALYSIS")
 
 
 ANALYSES = Registry("analysis", entry_point_group="focus_eval.analyses", builtin=_builtin)

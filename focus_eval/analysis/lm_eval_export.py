@@ -147,7 +147,8 @@ def task_config(entry: "Entry") -> dict[str, Any]:
                      "preset_hash": line.preset_hash, "ci": line.ci, "ci_method": line.ci_method,
                      "n_boot": line.n_boot, "proxy": line.proxy, "underpowered": entry.underpowered,
                      "fairness": line.fairness, "robustness": line.robustness, "n_answered": entry.answers,
-                     "coverage": line.coverage, "flags": entry.flags, "version_note": entry.version_note},
+                     "coverage": line.coverage, "flags": entry.flags, "version_note": entry.version_note,
+                     "submitter": entry.submitter, "verification": entry.verification},
     }
 
 
@@ -161,7 +162,7 @@ def configurations(collection: "Collection", include_limited: bool) -> dict[tupl
 
 def _groups(collection: "Collection", first: "Entry") -> list:
     return [g for g in collection.group_lines if (g.model, g.method, g.adapter or "") == first.config[:3]
-            and g.limited == first.limited]
+            and (g.submitter or "") == (first.submitter or "") and g.limited == first.limited]
 
 
 def results_file(collection: "Collection", entries: list["Entry"], now: datetime,

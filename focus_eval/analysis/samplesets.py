@@ -2,7 +2,8 @@
 ``recalibration``) work from, read from the results folders' sample files alone: which results lines they
 compare, each configuration's name, and the images of one task that every compared configuration scored.
 
-A configuration is what the main table calls one: model, method, adapter and run conventions (``Entry.config``).
+A configuration is what the main table calls one: model, method, adapter, run conventions and submitter
+(``Entry.config``).
 Compared lines come through the one pairing step (``results.identity.pair``): binary, on included tasks (proxy
 and underpowered tasks only when asked), of the task version most lines of the task have, plain (a prompt
 variant, label rule, corruption or label budget is the fragility reports'), with answers and coverage at the
@@ -26,7 +27,7 @@ from focus_eval.analysis.summary import included
 from focus_eval.errors import DataError
 from focus_eval.files import read_jsonl_rows
 from focus_eval.results.collect import Collection, Entry
-from focus_eval.results.identity import Pairing, pair
+from focus_eval.results.identity import Pairing, configuration_text, pair
 from focus_eval.results.layout import SAMPLES_SUFFIX, unit_stem
 
 # methods whose sample lines carry a normalised yes-score (P(yes) / (P(yes) + P(no))) for thresholds
@@ -34,10 +35,10 @@ NORMALISED_SCORE_METHODS = ("prompt", "knowledge_prompt")
 
 
 def config_label(entry: Entry) -> str:
-    """The name a configuration goes by in the statistical tables: ``model · method [+ adapter] [conventions]``."""
+    """The name a configuration goes by in the statistical tables: ``model · method [+ adapter] [conventions]
+    [from submitter]``."""
     line = entry.line
-    text = f"{line.model} \u00b7 {line.method}" + (f" + {line.adapter}" if line.adapter else "")
-    return f"{text} [{entry.convention_text}]" if entry.convention_text else text
+    return configuration_text(line.model, line.method, line.adapter, entry.convention_text, entry.submitter)
 
 
 def not_compared(entry: Entry, include_proxy: bool) -> str | None:

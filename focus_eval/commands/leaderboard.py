@@ -1,4 +1,5 @@
-"""``focus-eval leaderboard RESULTS_DIR... -o SITE_DIR``: build the static leaderboard site."""
+"""``focus-eval leaderboard RESULTS_DIR... -o SITE_DIR``: build the static leaderboard site, from one's own
+results folders and from the submission bundles of other groups (docs/SUBMITTING.md)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results_dirs", nargs="+", metavar="RESULTS_DIR", type=Path,
-                        help="an --output-path folder (<model>/results.jsonl inside), a model folder, or a "
-                             "results.jsonl / compare*.jsonl file; fine-tuning comparison files "
-                             "(compare*.jsonl, */compare.jsonl) are picked up from the folders")
+                        help="an --output-path folder (<model>/results.jsonl inside), a model folder, a "
+                             "results.jsonl / compare*.jsonl file, or a submission bundle (focus-eval report "
+                             "bundle: checked on arrival, and each of its lines verified); fine-tuning comparison "
+                             "files (compare*.jsonl, */compare.jsonl) are picked up from the folders")
     parser.add_argument("-o", "--output", required=True, type=Path, metavar="SITE_DIR",
                         help="folder to write the site into (new, empty, or an earlier leaderboard build)")
     parser.add_argument("--include-proxy", action="store_true",
@@ -40,7 +42,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="show a small JPEG copy of each test image on the per-image pages, decoded from "
                              "the datasets under --data-root (never with --no-samples)")
     parser.add_argument("--data-root", type=Path, metavar="DIR",
-                        help="the folder holding the datasets the results were computed on (for --thumbnails)")
+                        help="the folder holding the datasets the results were computed on (for --thumbnails, and "
+                             "to verify submitted lines against the data rather than the published digests)")
+    add_verification_arguments(parser)
+
+
+def add_verification_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--verify`` and ``--include-unverified``: how a command that ranks lines treats their verification."""
+    parser.add_argument("--verify", action="store_true",
+                        help="verify the lines of plain results folders too (those of a submission bundle are "
+                             "always verified): each recomputed from its samples and checked against the task, the "
+                             "focus-eval version and the data or published digest, as 'focus-eval verify' does")
+    parser.add_argument("--include-unverified", action="store_true",
+                        help="rank the lines whose verification found a mismatch or could not be made (by default "
+                             "they are shown, marked, and ranked nowhere)")
+
+
+def print_verdicts(counts: dict[str, int], include_unverified: bool) -> None:
+    """One line: how many lines were verified, and what became of the others."""
+    left = sum(counts.values()) - counts.get("verified", 0)
+    what = ("ranked with the others (--include-unverified)" if include_unverified else
+            "marked and ranked nowhere (--include-unverified ranks them)") if left else ""
+    print(f"verified {sum(counts.values())} line(s): " + ", ".join(f"{n} {state}" for state, n in counts.items())
+          + (f"; the {left} not verified are {what}" if left else ""))
 
 
 def add_coverage_floor(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
                         include_paths=args.include_path, no_samples=args.no_samples,
                         include_limited=args.include_limited, prefer=args.prefer, title=args.title,
                         base_url=args.base_url, coverage_floor=args.coverage_floor, thumbnails=args.thumbnails,
-                        data_root=args.data_root)
+                        data_root=args.data_root, verify=args.verify, include_unverified=args.include_unverified)
     inputs = report.inputs
     samples = ("no sample files (--no-samples: metrics only)" if args.no_samples else
                f"{len(report.samples_files)} sample file(s) for calibration curves "
@@ -74,12 +98,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {path}")
     if report.replaced:
         print(f"kept {report.replaced} preferred line(s) over their duplicates (--prefer {args.prefer})")
+    for bundle in report.bundles:
+        print(f"bundle {bundle.folder} from {bundle.submitter}: checked on arrival, digest {bundle.digest}")
+    if report.verdicts:
+        print_verdicts(report.verdicts, args.include_unverified)
     if report.n_limited:
         print(f"{report.n_limited} line(s) of --limit runs " +
               ("ranked with the others (--include-limited)" if args.include_limited else
                "marked and left out of rankings (--include-limited ranks them)"))
     for warning in report.warnings:
         print(f"warning: run manifest not read: {warning}")
+    for line in report.unlisted_pages:
+        print(f"warning: page left out of the site, {line}")
     print(f"wrote {len(report.pages)} pages in {time.perf_counter() - started:.1f} s; "
           f"open {report.as_uri()}")
     return 0

@@ -75,9 +75,29 @@ def add_report_arguments(parser: argparse.ArgumentParser, required: bool = False
                                                              "(default %(default)s)")
     parser.add_argument("--prefer", metavar="newest|FOLDER",
                         help="when a results line is found twice: keep the newer one or the one under FOLDER")
-    from focus_eval.commands.leaderboard import add_coverage_floor
+    from focus_eval.commands.leaderboard import add_coverage_floor, add_verification_arguments
 
     add_coverage_floor(parser)
+    parser.add_argument("--data-root", type=Path, metavar="DIR",
+                        help="the datasets the results were computed on: lines verified (those of a submission "
+                             "bundle always, others with --verify) are checked against them rather than against "
+                             "the published test-split digests")
+    add_verification_arguments(parser)
+
+
+def read_collection(args: argparse.Namespace):
+    """RESULTS as an analysis or export reads them: the lines of submission bundles (of every folder with
+    ``--verify``) verified, the unverified ones set aside unless ``--include-unverified``, as the leaderboard
+    does; the counts of verdicts printed when there are any."""
+    from focus_eval.commands.leaderboard import print_verdicts
+    from focus_eval.leaderboard.conventions import collect_results
+    from focus_eval.verification.collection import verify_collection
+
+    verified = verify_collection(collect_results(args.results, args.prefer), everything=args.verify,
+                                 data_root=args.data_root, include_unverified=args.include_unverified)
+    if verified.verdicts:
+        print_verdicts(verified.counts(), args.include_unverified)
+    return verified.collection
 
 
 def n_boot(text: str) -> int:
@@ -123,11 +143,10 @@ def export(args: argparse.Namespace) -> int:
     """Write RESULTS as lm-evaluation-harness result files under ``-o DIR`` (docs/OUTPUTS.md)."""
     from focus_eval.analysis.lm_eval_export import export as write_lm_eval
     from focus_eval.errors import FocusError
-    from focus_eval.leaderboard.conventions import collect_results
 
     if args.output is None:
         raise FocusError("focus-eval report export needs -o DIR, the folder to write the files into")
-    collection = collect_results(args.results, args.prefer)
+    collection = read_collection(args)
     exported = write_lm_eval(collection, args.output, include_limited=args.include_limited)
     written = exported.written
     if not written:
@@ -159,12 +178,11 @@ def bundle(args: argparse.Namespace) -> int:
 def report(analysis, args: argparse.Namespace) -> int:
     """Read RESULTS, compute ``analysis``, print its table, write ``--json`` and ``--csv``."""
     from focus_eval.analysis.base import ReportOptions
-    from focus_eval.leaderboard.conventions import collect_results
     from focus_eval.tables import width
     from focus_eval.leaderboard.pages.build import with_coverage_floor
     from focus_eval.results.collect import refuse_overwrite
 
-    collection = collect_results(args.results, args.prefer)
+    collection = read_collection(args)
     refuse_overwrite(collection, [("--json", args.json), ("--csv", getattr(args, "csv", None))],
                      also=[getattr(args, "endpoints", None)])
     collection = with_coverage_floor(collection, args.coverage_floor)

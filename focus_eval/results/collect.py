@@ -4,7 +4,9 @@ compare``) and the analyses and pages that use them, pure reading.
 - **inputs**: a RESULTS_DIR is an ``--output-path`` folder (``<dir>/<model>/results.jsonl``), a model folder
   (``<dir>/results.jsonl``), or a file given directly (``results.jsonl`` or ``compare*.jsonl``). The results of
   ``--limit`` runs beside them (``<model>/limit-N/results.jsonl``) are found too, to be marked as such.
-  Comparison files are found as ``<dir>/compare*.jsonl`` and ``<dir>/*/compare.jsonl``.
+  Comparison files are found as ``<dir>/compare*.jsonl`` and ``<dir>/*/compare.jsonl``. A submission bundle
+  (a folder with ``bundle.json``, ``results.bundle``) is checked on arrival first (``check_bundle``: a refused
+  bundle stops the reading with every problem) and its results are read with its submitter.
 - **entries**: results lines read into checked entries; a malformed line is an error naming its file and row.
   Only ``model``, ``method``, ``task`` and ``metrics`` are required; any other SPEC key that is absent reads as
   missing (null). Keys beyond SPEC are kept in the raw row for ``data/results.json``. A gap's interval sits
@@ -14,6 +16,9 @@ compare``) and the analyses and pages that use them, pure reading.
   defaults are the run options').
 - **comparison lines**: ``CompareLine`` and ``CompareSummaryLine`` records; lines of any other ``kind`` are
   counted by kind.
+- **who submitted a line**: ``Entry.submitter`` is the bundle's submitter (None for a results folder of one's
+  own), part of the line's identity; ``Entry.verdict`` is what verification said of it, once a caller above this
+  layer has verified it (``verification.verify_collection``), and None before.
 - **one line per configuration and task**: when folders hold the same line twice, reading stops naming both
   places, unless ``--prefer newest`` (the later ``created`` wins) or ``--prefer FOLDER`` (the line read from under
   FOLDER wins) says which to keep.
@@ -35,11 +40,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from focus_eval.errors import DataError, FocusError
+from focus_eval.results.bundle import Bundle, check_bundle, is_bundle
 from focus_eval.results.identity import Identity, reference_versions, version_note, version_text
 from focus_eval.results.layout import MANIFEST_GLOB, RESULTS_FILE, limit_dir_name
 from focus_eval.results.power import COVERAGE_FLOOR, answered, low_coverage, no_answers, underpowered
 from focus_eval.results.schema import (CLASS_METRICS, FAIRNESS_GAPS, METRICS, QUALITY_GAPS, CompareLine,
                                        CompareSummaryLine, GroupLine, ResultLine, read_jsonl)
+from focus_eval.results.verdict import VERIFIED, LineVerdict
 
 
 # ----- run conventions
@@ -79,27 +86,46 @@ COMPARE_PATTERN = "compare*.jsonl"
 
 @dataclass
 class SiteInputs:
-    """The files one leaderboard build reads, each listed once in discovery order."""
+    """The files one leaderboard build reads, each listed once in discovery order, and the submission bundles
+    among the paths (each checked on arrival), with the results files each holds."""
 
     results_files: list[Path] = field(default_factory=list)
     compare_files: list[Path] = field(default_factory=list)
+    bundles: list[Bundle] = field(default_factory=list)
+    # results file (resolved) -> the submitter of the bundle it came in
+    submitters: dict[Path, str] = field(default_factory=dict)
 
     def add(self, other: "SiteInputs") -> None:
         self.results_files = _unique([*self.results_files, *other.results_files])
         self.compare_files = _unique([*self.compare_files, *other.compare_files])
+        self.bundles += other.bundles
+        self.submitters.update(other.submitters)
+
+    def submitter(self, results: Path) -> str | None:
+        """Who submitted ``results`` (a results file of a bundle), or None for a results folder of one's own."""
+        return self.submitters.get(results.resolve())
 
 
 def discover(paths: Iterable[Path | str]) -> SiteInputs:
-    """All input files under ``paths``; a path that holds none of them is an error naming what was looked for."""
+    """All input files under ``paths``; a path that holds none of them is an error naming what was looked for. A
+    submission bundle is checked on arrival before anything in it is read (``BundleRefused`` otherwise)."""
     found = SiteInputs()
     for path in map(Path, paths):
-        one = _discover_one(path)
+        one = _discover_bundle(path) if is_bundle(path) else _discover_one(path)
         if not one.results_files and not one.compare_files:
             raise FocusError(
                 f"{path}: no results found (looked for {path}/{RESULTS_NAME}, {path}/*/{RESULTS_NAME}, "
                 f"{path}/{COMPARE_PATTERN} and {path}/*/compare.jsonl)")
         found.add(one)
     return found
+
+
+def _discover_bundle(path: Path) -> SiteInputs:
+    """The results files of a submission bundle that passes its check on arrival, each with its submitter."""
+    bundle = check_bundle(path)
+    one = _discover_one(bundle.results_root)
+    return SiteInputs(results_files=one.results_files, bundles=[bundle],
+                      submitters={p.resolve(): bundle.submitter for p in one.results_files})
 
 
 def _discover_one(path: Path) -> SiteInputs:
@@ -160,11 +186,30 @@ class Entry:
     coverage_floor: float = COVERAGE_FLOOR
     # set by ``collect`` when the line is of another version of its task than most of the task's lines
     version_note: str | None = None
+    # the submitter of the bundle the line came in (None: a results folder of one's own)
+    submitter: str | None = None
+    # what verification said of the line (None: not verified); an unverified line is ranked only with
+    # ``rank_unverified`` (``focus-eval leaderboard --include-unverified``)
+    verdict: LineVerdict | None = None
+    rank_unverified: bool = False
 
     @cached_property
     def identity(self) -> Identity:
         """Everything that changes the line's numbers (``results.identity``)."""
-        return Identity.of(self.line, signature(self.conventions))
+        return Identity.of(self.line, signature(self.conventions), self.submitter)
+
+    @property
+    def verification(self) -> str | None:
+        """``verified``, ``mismatch`` or ``unverifiable``; None for a line that was not verified."""
+        return None if self.verdict is None else self.verdict.state
+
+    @property
+    def unverified(self) -> str | None:
+        """Why a verified line is not verified (its state and first reason, ``mismatch: metrics.auroc: ...``), or
+        None (verified, or not verified at all)."""
+        if self.verdict is None or self.verdict.state == VERIFIED:
+            return None
+        return f"{self.verdict.state}: {self.verdict.reasons[0]}"
 
     @property
     def model(self) -> str:
@@ -198,9 +243,11 @@ class Entry:
         return bool(self.line.limited) or any(c.key == "limit" for c in self.conventions)
 
     @property
-    def config(self) -> tuple[str, str, str, str]:
-        """A configuration: one model with one method (and adapter, if any), under one set of conventions."""
-        return (self.line.model, self.line.method, self.line.adapter or "", signature(self.conventions))
+    def config(self) -> tuple[str, str, str, str, str]:
+        """A configuration: one model with one method (and adapter, if any), under one set of conventions, from
+        one submitter (empty for a results folder of one's own)."""
+        return (self.line.model, self.line.method, self.line.adapter or "", signature(self.conventions),
+                self.submitter or "")
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -214,11 +261,12 @@ class Entry:
     @property
     def flags(self) -> list[str]:
         """The markers a row carries on the site: proxy task, underpowered task, untrained model, contamination,
-        limited run, no answers, low coverage, another task version than most lines of the task."""
+        limited run, no answers, low coverage, another task version than most lines of the task, a submitted line
+        that verification did not find verified."""
         marks = {"proxy": self.line.proxy, "underpowered": self.underpowered, "untrained": self.line.untrained,
                  "contaminated": self.contamination is not None, "limited": self.limited,
                  "no_answers": self.no_answers, "low_coverage": self.low_coverage and not self.no_answers,
-                 "version_mismatch": self.version_note is not None}
+                 "version_mismatch": self.version_note is not None, "unverified": self.unverified is not None}
         return [name for name, on in marks.items() if on]
 
     @property
@@ -248,10 +296,16 @@ class GroupEntry:
     line: GroupLine
     source: Path
     row: int
+    submitter: str | None = None
+    verdict: LineVerdict | None = None
 
     @property
     def model(self) -> str:
         return self.line.model
+
+    @property
+    def verification(self) -> str | None:
+        return None if self.verdict is None else self.verdict.state
 
     @property
     def method(self) -> str:
@@ -295,25 +349,26 @@ def _is_group(row: Any) -> bool:
     return isinstance(row, dict) and row.get("kind") == "group"
 
 
-def read_entries(path: Path, conventions: ConventionRule) -> list[Entry]:
+def read_entries(path: Path, conventions: ConventionRule, submitter: str | None = None) -> list[Entry]:
     """Every (task) results line of one ``results.jsonl`` file, each with its non-default run conventions as
-    ``conventions`` finds them."""
-    return [_entry(row, path, i, conventions) for i, row in enumerate(_rows(path), start=1) if not _is_group(row)]
+    ``conventions`` finds them (and ``submitter``, for a results file of a bundle)."""
+    return [_entry(row, path, i, conventions, submitter) for i, row in enumerate(_rows(path), start=1)
+            if not _is_group(row)]
 
 
-def read_group_lines(path: Path) -> list[GroupEntry]:
+def read_group_lines(path: Path, submitter: str | None = None) -> list[GroupEntry]:
     """The group lines of one ``results.jsonl`` file (``"kind": "group"``)."""
     lines = []
     for i, row in enumerate(_rows(path), start=1):
         if _is_group(row):
             try:
-                lines.append(GroupEntry(GroupLine.from_dict(row), source=path, row=i))
+                lines.append(GroupEntry(GroupLine.from_dict(row), source=path, row=i, submitter=submitter))
             except ValueError as exc:
                 raise DataError(str(exc), file=str(path), row=i) from exc
     return lines
 
 
-def _entry(row: Any, path: Path, index: int, conventions: ConventionRule) -> Entry:
+def _entry(row: Any, path: Path, index: int, conventions: ConventionRule, submitter: str | None = None) -> Entry:
     def fail(message: str) -> DataError:
         return DataError(message, file=str(path), row=index)
 
@@ -329,7 +384,7 @@ def _entry(row: Any, path: Path, index: int, conventions: ConventionRule) -> Ent
     line = _result_line(row)
     return Entry(line=line, raw=row, source=path, row=index, underpowered=_flagged_underpowered(row),
                  contamination=contamination_note(line.extra, line.dataset),
-                 conventions=conventions(line.extra, bool(line.limited)))
+                 conventions=conventions(line.extra, bool(line.limited)), submitter=submitter)
 
 
 def _check_shapes(row: dict[str, Any], fail) -> None:
@@ -581,7 +636,8 @@ def _duplicate_error(first: Entry, second: Entry, prefer: str | Path | None) -> 
     line = first.line
     what = (f"duplicate results line for model {line.model!r}, method {line.method!r}"
             f"{', adapter ' + repr(line.adapter) if line.adapter else ''}"
-            f"{', conventions ' + first.convention_text if first.convention_text else ''}, task {line.task!r} "
+            f"{', conventions ' + first.convention_text if first.convention_text else ''}"
+            f"{', submitter ' + repr(first.submitter) if first.submitter else ''}, task {line.task!r} "
             f"(first seen in {first.source}, row {first.row}; created {line.created or 'unknown'} and "
             f"{second.line.created or 'unknown'})")
     if prefer is None:
@@ -799,9 +855,10 @@ def collect(paths: Iterable[Path | str], conventions: ConventionRule,
     """Read every input under ``paths`` (see ``discover``)."""
     paths = [Path(p) for p in paths]
     inputs = discover(paths)
-    kept = deduplicate((e for path in inputs.results_files for e in read_entries(path, conventions)), prefer)
-    groups = sorted((g for path in inputs.results_files for g in read_group_lines(path)),
-                    key=lambda g: (g.group, g.model, g.method, g.adapter or ""))
+    kept = deduplicate((e for path in inputs.results_files
+                        for e in read_entries(path, conventions, inputs.submitter(path))), prefer)
+    groups = sorted((g for path in inputs.results_files for g in read_group_lines(path, inputs.submitter(path))),
+                    key=lambda g: (g.group, g.model, g.method, g.adapter or "", g.submitter or ""))
     return Collection(paths=paths, inputs=inputs, entries=mark_versions(kept.entries), group_lines=groups,
                       compare=read_compare_lines(inputs.compare_files), runs=read_runs(inputs.results_files),
                       replaced=kept.replaced)

@@ -3,24 +3,27 @@ lines from.
 
 **The identity** (``Identity``) names everything that changes a line's numbers: the configuration (model,
 method, adapter, and the run conventions that are not the defaults: ``--seed``, ``--limit``, ``--zs-scale``,
-``--probe-compat``, ``--probe-select``, a split file, raw images), the task as defined (its name, version and
+``--probe-compat``, ``--probe-select``, a split file, raw images; and who submitted the line, the submitter of the
+bundle it came in, none for a results folder of one's own), the task as defined (its name, version and
 file hash; a variant's ``base_task``), and each variant axis of the fragility runs: the prompt variant, the
 label rule, the corruption and its severity, the label budget (training fraction and draw). Two lines that differ
 in any of them are two configurations: neither replaces the other, and no table averages them as one.
 
 **Axes** (``AXES``): the named groups of identity fields an analysis may vary. An axis lists the fields it moves
-(``prompt_variant`` moves the task hash too, as a paraphrase's hash covers its prompt). ``Identity.without(axis)``
-is the identity with that axis set aside: two lines with the same ``without(axis)`` differ in that axis only.
+(``prompt_variant`` moves the task hash too, as a paraphrase's hash covers its prompt; ``configuration`` moves the
+submitter too, so that a ranking compares every group's lines, while ``submitter`` alone holds the configuration
+fixed, for the agreement of two groups' runs of one configuration). ``Identity.without(axis)`` is the identity with
+that axis set aside: two lines with the same ``without(axis)`` differ in that axis only.
 
 **The pairing step** (``pair``): an analysis declares the one axis it varies (``Analysis.varies``) and gets its
 lines from ``pair``, which sets aside, each with its reason, the lines nothing may be compared with (``--limit``
-runs unless counted, lines without answers, lines below the coverage floor, lines of another version of their
-task than most lines of it), then groups the rest by ``without(axis)``. Where the axis is the configuration, the
+runs unless counted, unverified lines of a submission unless counted, lines without answers, lines below the
+coverage floor, lines of another version of their task than most lines of it), then groups the rest by ``without(axis)``. Where the axis is the configuration, the
 lines must also be plain (no variant axis moved: those are the fragility reports' lines). Groups that cannot be
 compared (a line alone, a group without its baseline) are set aside too. ``Pairing.notes`` says once which lines
 were left out and why.
 
-To add an axis (e.g. who submitted a line): a field on ``Identity`` with its default, its value read in
+To add an axis: a field on ``Identity`` with its default, its value read in
 ``Identity.of``, an entry in ``AXES`` (and in ``VARIANTS`` when it is a variant of a task rather than of a
 configuration), and, if it has a name for people, in ``AXIS_TITLES``.
 """
@@ -51,10 +54,12 @@ class Identity:
     corruption: str = ""  # kind and severity, e.g. "blur:3"
     train_fraction: float | None = None
     train_seed: int | None = None
+    submitter: str = ""  # the submitter of the bundle the line came in; empty for a results folder of one's own
 
     @classmethod
-    def of(cls, line: Any, conventions: str = "") -> "Identity":
-        """The identity of a ``ResultLine`` (``conventions``: the signature of its non-default conventions)."""
+    def of(cls, line: Any, conventions: str = "", submitter: str | None = None) -> "Identity":
+        """The identity of a ``ResultLine`` (``conventions``: the signature of its non-default conventions;
+        ``submitter``: who sent it, if it came in a bundle)."""
         extra = line.extra or {}
         fraction = extra.get("train_fraction")
         return cls(model=line.model, method=line.method, adapter=line.adapter or "", conventions=conventions,
@@ -62,7 +67,8 @@ class Identity:
                    task_hash=str(line.task_hash or ""), prompt_variant=_text(extra.get("prompt_variant")),
                    label_rule=_text(extra.get("label_rule")), corruption=_text(extra.get("corruption")),
                    train_fraction=None if fraction is None or float(fraction) >= 1 else float(fraction),
-                   train_seed=None if fraction is None or float(fraction) >= 1 else _int(extra.get("train_seed")))
+                   train_seed=None if fraction is None or float(fraction) >= 1 else _int(extra.get("train_seed")),
+                   submitter=submitter or "")
 
     def without(self, axis: str) -> "Identity":
         """The identity with ``axis`` set aside (its fields at their defaults)."""
@@ -100,19 +106,21 @@ class Identity:
 DEFAULTS = {f.name: ("" if f.default is MISSING else f.default) for f in fields(Identity)}
 # axis -> the identity fields it moves
 AXES: dict[str, tuple[str, ...]] = {
-    "configuration": ("model", "method", "adapter", "conventions"),
+    "configuration": ("model", "method", "adapter", "conventions", "submitter"),
     "task": ("task", "task_version", "task_hash"),
     "prompt_variant": ("prompt_variant", "task_hash"),
     "label_rule": ("label_rule", "task_hash"),
     "corruption": ("corruption",),
     "label_budget": ("train_fraction", "train_seed"),
+    "submitter": ("submitter",),
 }
 # the variant axes: the same task asked another way (the fragility runs)
 VARIANTS = ("prompt_variant", "label_rule", "corruption", "label_budget")
 # fields an axis moves that another axis names too (a paraphrase and a label rule each change the task hash)
 _SHARED = frozenset({"task_hash"})
 AXIS_TITLES = {"configuration": "configuration", "task": "task", "prompt_variant": "prompt variant",
-               "label_rule": "label rule", "corruption": "corruption", "label_budget": "label budget"}
+               "label_rule": "label rule", "corruption": "corruption", "label_budget": "label budget",
+               "submitter": "submitter"}
 
 
 def fields_of(axis: str) -> tuple[str, ...]:
@@ -213,12 +221,19 @@ class Pairing:
         return out
 
 
+def configuration_text(model: str, method: str, adapter: str | None = None, conventions: str = "",
+                       submitter: str | None = None) -> str:
+    """A configuration as tables and notes name it: ``model · method [+ adapter] [conventions] [from submitter]``."""
+    text = f"{model} \u00b7 {method}" + (f" + {adapter}" if adapter else "")
+    text += f" [{conventions}]" if conventions else ""
+    return text + (f" from {submitter}" if submitter else "")
+
+
 def line_name(entry: Any, reason: str = "") -> str:
     """A line as the notes name it: configuration and task (and the detail of its reason, if any)."""
     line = entry.line
-    text = f"{line.model} \u00b7 {line.method}" + (f" + {line.adapter}" if line.adapter else "")
-    conventions = getattr(entry, "convention_text", "")
-    text += f" [{conventions}]" if conventions else ""
+    text = configuration_text(line.model, line.method, line.adapter, getattr(entry, "convention_text", ""),
+                              getattr(entry, "submitter", None))
     detail = reason.partition(": ")[2]
     return f"{text} on {line.task}" + (f" ({detail})" if detail else "")
 
@@ -229,6 +244,7 @@ def _reason_kind(reason: str) -> str:
 
 # reasons (the text before ": " is the kind the notes count by; the rest is the line's own detail)
 LIMITED = "a --limit run (--include-limited counts it)"
+UNVERIFIED = "unverified"
 NO_ANSWERS = "no answers, so no score"
 LOW_COVERAGE = "coverage below the floor"
 OTHER_VERSION = "another version of the task"
@@ -236,10 +252,13 @@ VARIANT_LINE = "a variant of its task, compared on the fragility reports"
 
 
 def set_aside(entry: Any, include_limited: bool = False, coverage: bool = True) -> str | None:
-    """Why a line is compared with nothing, or None: the one rule of every table, page and report (a ``--limit``
-    run unless counted, a line without answers, a line below the coverage floor, a line of another task version
-    than most lines of its task). ``coverage=False`` keeps a low-coverage line for a table that shows it unranked
-    (its score is still none where it has no answers)."""
+    """Why a line is compared with nothing, or None: the one rule of every table, page and report (a submitted
+    line whose verification found a mismatch or could not be made, unless the build ranks unverified lines; a
+    ``--limit`` run unless counted, a line without answers, a line below the coverage floor, a line of another task
+    version than most lines of its task). ``coverage=False`` keeps a low-coverage line for a table that shows it
+    unranked (its score is still none where it has no answers)."""
+    if entry.unverified and not entry.rank_unverified:
+        return f"{UNVERIFIED}: {entry.unverified}"
     if entry.limited and not include_limited:
         return LIMITED
     if entry.no_answers:

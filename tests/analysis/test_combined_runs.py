@@ -1,7 +1,7 @@
 """Runs combined in one results folder: each case that went wrong when lines of several runs met. A corruption's
 clean baseline is the clean line of the same identity, never a label budget's; a label rule is never a seed; a line
 of another task version, or without answers, is compared with nothing and ranked nowhere; the rank pages rank the
-lines the main table ranks; a reversing Platt map is flagged; an output never lands on an input; exported names
+lines the main table ranks; the operating points page leaves out the lines of fragility runs; a reversing Platt map is flagged; an output never lands on an input; exported names
 never collide; ``report``'s resampling options have the run's ranges."""
 
 from __future__ import annotations
@@ -241,3 +241,20 @@ def test_configurations_without_a_shared_scored_image_are_not_ranked(tmp_path):
     table = ANALYSES.get("ranks").compute(collect_results([tmp_path]), OPTIONS)
     assert table.rows == []
     assert any("no image of both classes scored by every configuration: dr_a" in n for n in table.notes)
+
+
+def test_the_operating_points_page_leaves_out_the_lines_of_fragility_runs(every, tmp_path):
+    site = tmp_path / "site"
+    build_site([every], site)
+    points = list(csv.DictReader(io.StringIO((site / "data" / "operating_points.csv").read_text())))
+    assert points and {(r["task"], r["source_task"]) for r in points} <= {
+        (a, b) for a in ("dr_a", "glaucoma_a") for b in ("dr_a", "glaucoma_a")}
+    shown = {cells[1][1] for _attrs, cells in tables(site / "operating-points.html")["operating-table"]}
+    assert shown and not any("@" in task for task in shown)
+    variants = [p for p in (site / "tasks").glob("*.html") if p.name.startswith(("dr_a-", "glaucoma_a-"))]
+    assert len(variants) == 6  # the corruption, label budget, label rule and paraphrase lines have task pages
+    assert not any("task-operating" in tables(p) for p in variants)
+    page = (site / "operating-points.html").read_text()
+    for variant in ("dr_a@blur3", "dr_a@train0.5-s1", "dr_a@severe", "glaucoma_a@plain"):
+        assert f"on {variant} (" in page  # named among the lines left out, with the variant
+    assert "a variant of its task, compared on the fragility reports" in page

@@ -185,3 +185,16 @@ def clean_cards(monkeypatch):
     monkeypatch.setattr(registry.READERS, "_loaded", dict(registry.READERS._loaded))
     monkeypatch.setattr(registry, "_FOLDERS", dict(registry._FOLDERS))
     monkeypatch.setattr(manifests, "_CARDS", {})
+
+
+def broken_distribution(root: Path, dist: str, module: str, groups: dict[str, str]) -> Path:
+    """An installed distribution ``dist`` (a .dist-info folder in ``root``, to put on sys.path) whose entry points
+    (group -> name) name ``module``, which raises when imported."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / f"{module}.py").write_text("raise RuntimeError('this plugin is broken')\n")
+    info = root / f"{dist}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("".join(f"[{group}]\n{name} = {module}:THING\n\n"
+                                                   for group, name in groups.items()))
+    return root

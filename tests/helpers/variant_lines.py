@@ -1,11 +1,13 @@
 """A results folder holding every kind of results line that runs write beside the plain ones: a label budget
 (training fraction and draw), another label rule, a prompt paraphrase, a corruption with its severity, another seed
 and a zero-shot scale (run conventions), a ``--limit`` run, another version of a task, and a configuration that
-answered nothing. Each line has its sample file (test and validation rows), so that every analysis can read it.
+answered nothing; and, beside the folder, a submission bundle from another group with two of the plain
+configurations (``submitter``). Each line has its sample file (test and validation rows), so that every analysis
+can read it.
 
 ``write_variants(root, kinds)`` writes the lines of the chosen kinds only; ``KINDS`` names them all. The plain
 lines (``plain``) are four configurations on two tasks: m1 and m2 linear probes, m3 a prompt method, m4 a zero-shot
-dual encoder."""
+dual encoder. ``variant_paths(root)`` is what to read: the folder, and the bundle where one was written."""
 
 from __future__ import annotations
 
@@ -16,12 +18,15 @@ from pathlib import Path
 
 import numpy as np
 
+from focus_eval.results.bundle import write_bundle
 from helpers.leaderboard_data import line, metrics_of
 
 TASKS = {"dr_a": ("a", "dr"), "glaucoma_a": ("a", "glaucoma")}
 PLAIN = "plain"
+SUBMITTED = "submitter"
+SUBMITTER = "Clinic B"
 KINDS = (PLAIN, "conventions", "corruption", "label_budget", "label_rule", "prompt_variant", "limit", "other_version",
-         "no_answers")
+         "no_answers", SUBMITTED)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ def specs() -> list[Spec]:
     out.append(Spec("other_version", "m6", "linear_probe", "dr_a", 3.0, extra=_probe_extra("linear_probe"),
                     keys={"task_version": 0, "task_hash": "t-old", "created": "2025-01-01T00:00:00Z"}))
     out += [Spec("no_answers", "m5", "prompt", t, 0.0, answers=False) for t in TASKS]
+    out += [Spec(SUBMITTED, m, "linear_probe", t, strength, folder=m, extra=_probe_extra("linear_probe"))
+            for m, strength in (("m1", 1.5), ("m2", 0.2)) for t in TASKS]
     return out
 
 
@@ -122,20 +129,36 @@ def results_line(spec: Spec, rows: list[dict]) -> dict:
 
 
 def write_variants(root: Path, kinds=KINDS) -> Path:
-    """The lines of ``kinds`` under ``root`` (one folder per model, as an ``--output-path`` holds them)."""
+    """The lines of ``kinds`` under ``root`` (one folder per model, as an ``--output-path`` holds them); those of
+    another submitter as a bundle at ``bundle_path(root)``."""
     files: dict[Path, list[dict]] = {}
+    staging = root.with_name(f"{root.name}-staging")
     for spec in specs():
         if spec.kind not in kinds:
             continue
-        folder = root / (spec.folder or spec.model)
+        folder = (staging if spec.kind == SUBMITTED else root) / (spec.folder or spec.model)
         rows = sample_rows(spec)
         (folder / "samples").mkdir(parents=True, exist_ok=True)
         (folder / "samples" / f"{spec.task}.{spec.method}.jsonl").write_text(
             "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
         files.setdefault(folder / "results.jsonl", []).append(results_line(spec, rows))
+        if spec.kind == SUBMITTED:  # what a bundle must hold beside the samples (never verified here)
+            (folder / "samples" / f"{spec.task}.{spec.method}.meta.json").write_text("{}\n", encoding="utf-8")
+            (folder / "run-20260101T000000Z.json").write_text("{}\n", encoding="utf-8")
     for path, lines in files.items():
         path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    if staging.is_dir():
+        write_bundle(sorted(staging.glob("*/results.jsonl")), bundle_path(root), SUBMITTER)
     return root
+
+
+def bundle_path(root: Path) -> Path:
+    return root.with_name(f"{root.name}-clinic-b")
+
+
+def variant_paths(root: Path) -> list[Path]:
+    """The folder ``write_variants`` wrote, and its bundle where it wrote one."""
+    return [root, *([bundle_path(root)] if bundle_path(root).is_dir() else [])]
 
 
 def written(kinds=KINDS) -> list[Spec]:

@@ -23,10 +23,12 @@ def fake_line(model="m", method="linear_probe", task="dr_a", version=1, digest="
                            task_hash=digest, created=created, n=40, coverage=None, extra=extra)
 
 
-def fake_entry(line, conventions="", limited=False, no_answers=False, low=False, note=None):
-    return SimpleNamespace(line=line, identity=Identity.of(line, conventions), limited=limited,
+def fake_entry(line, conventions="", limited=False, no_answers=False, low=False, note=None, submitter=None,
+               unverified=None, rank_unverified=False):
+    return SimpleNamespace(line=line, identity=Identity.of(line, conventions, submitter), limited=limited,
                            no_answers=no_answers, low_coverage=low, version_note=note, coverage_floor=0.9,
-                           convention_text=conventions)
+                           convention_text=conventions, submitter=submitter, unverified=unverified,
+                           rank_unverified=rank_unverified)
 
 
 def test_every_identity_field_is_on_some_axis_and_has_a_default():
@@ -43,7 +45,7 @@ def test_a_variant_line_is_its_base_task_with_the_variant_axis_moved():
     assert Identity.of(fake_line(task="dr_a@severe", base_task="dr_a", label_rule="severe", digest="other")) \
         .without("label_rule") == Identity.of(fake_line()).without("label_rule")
     with pytest.raises(ValueError, match="unknown axis"):
-        identity.without("submitter")
+        identity.without("hospital")
 
 
 @given(st.one_of(st.integers(-5, 5), st.floats(-5, 5, allow_nan=False), st.text(max_size=4), st.none()))
@@ -74,25 +76,30 @@ def test_the_reference_version_does_not_depend_on_reading_order(rows, rng):
 ENTRIES = st.lists(st.tuples(
     st.sampled_from(["m1", "m2"]), st.sampled_from(["", "seed=1"]), st.sampled_from(["dr_a", "glaucoma_a"]),
     st.sampled_from([None, "blur:3"]), st.sampled_from([None, 0.5]), st.sampled_from([None, "severe"]),
-    st.booleans(), st.booleans()), max_size=30)
+    st.booleans(), st.booleans(), st.sampled_from([None, "Clinic A", "Clinic B"]),
+    st.sampled_from([None, "mismatch: metrics.auroc"])), max_size=30)
 
 
 @settings(max_examples=60)
-@given(ENTRIES, st.sampled_from(list(AXES)), st.integers(1, 3), st.booleans())
-def test_a_group_differs_in_its_axis_only_and_every_line_is_accounted_for(rows, axis, min_group, baseline):
+@given(ENTRIES, st.sampled_from(list(AXES)), st.integers(1, 3), st.booleans(), st.booleans())
+def test_a_group_differs_in_its_axis_only_and_every_line_is_accounted_for(rows, axis, min_group, baseline, ranked):
     entries = []
-    for model, conventions, task, corruption, fraction, rule, limited, mute in rows:
+    for model, conventions, task, corruption, fraction, rule, limited, mute, submitter, unverified in rows:
         extra = {"base_task": task} if (corruption or fraction or rule) else {}
         extra.update({k: v for k, v in (("corruption", corruption), ("train_fraction", fraction),
                                          ("train_seed", 1 if fraction else None), ("label_rule", rule)) if v})
-        entries.append(fake_entry(fake_line(model=model, task=task, **extra), conventions, limited, mute))
+        entries.append(fake_entry(fake_line(model=model, task=task, **extra), conventions, limited, mute,
+                                  submitter=submitter, unverified=unverified, rank_unverified=ranked))
+    entries = list({e.identity: e for e in entries}.values())  # a collection holds one line per identity
     pairing = pair(entries, axis, min_group=min_group, baseline=baseline)
     grouped = [id(e) for e in pairing.entries]
     left = [id(item.entry) for item in pairing.left_out]
     assert sorted(grouped + left) == sorted(id(e) for e in entries) and not set(grouped) & set(left)
     for key, members in pairing.groups.items():
         assert len(members) >= min_group and all(e.identity.without(axis) == key for e in members)
-        assert not any(e.limited or e.no_answers for e in members)
+        assert not any(e.limited or e.no_answers or (e.unverified and not ranked) for e in members)
+        if axis == "submitter" and len(members) > 1:  # the same configuration from several submitters
+            assert len({e.submitter for e in members}) == len(members)
         if baseline:
             assert any(e.identity.at_default(axis) for e in members)
         if axis == "configuration":

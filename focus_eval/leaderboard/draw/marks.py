@@ -9,7 +9,7 @@ from typing import Any, Iterable
 from markupsafe import Markup, escape
 
 from focus_eval.results.collect import Convention, Entry
-from focus_eval.results.identity import LIMITED, LOW_COVERAGE, NO_ANSWERS, OTHER_VERSION, set_aside
+from focus_eval.results.identity import LIMITED, LOW_COVERAGE, NO_ANSWERS, OTHER_VERSION, UNVERIFIED, set_aside
 from focus_eval.results.power import MIN_POSITIVES
 
 BADGE_NOTES = {
@@ -25,12 +25,15 @@ BADGE_NOTES = {
                     "nowhere (its score says more about the answer format than about the model)",
     "no_answers": "No answers: not a single answer could be scored, so the line has no score and no rank",
     "version_mismatch": "Another version of the task than most of its lines: shown, compared with nothing. {note}",
+    "verified": "Verified: every figure recomputed from its samples, its task, focus-eval version and data (or "
+                "published digest) checked",
+    "unverified": "Not verified ({note}): shown, ranked nowhere unless the site was built with --include-unverified",
 }
 
 
 # the reason a line is left out of a ranking (results.identity) -> the flag its badge shows
 LEFT_OUT_FLAGS = {OTHER_VERSION: "version_mismatch", NO_ANSWERS: "no_answers", LOW_COVERAGE: "low_coverage",
-                  LIMITED: "limited"}
+                  LIMITED: "limited", UNVERIFIED: "unverified"}
 
 
 def left_out_flag(kind: str) -> str:
@@ -56,10 +59,28 @@ def convention_badges(conventions: Iterable[Convention], skip: tuple[str, ...] =
 
 
 def badges(entry: Entry) -> Markup:
-    """The line's flags, then its non-default conventions (the limit is said by the ``limited`` flag)."""
+    """The line's flags (a verified line's ``verified`` among them; an unverified one's badge says its state),
+    then its non-default conventions (the limit is said by the ``limited`` flag)."""
     notes = {"contaminated": entry.contamination or "", "version_mismatch": entry.version_note or ""}
-    marks = "".join(badge(flag, notes.get(flag, "")) for flag in entry.flags)
-    return Markup(marks) + convention_badges(entry.conventions, skip=("limit",))
+    marks = "".join(badge(flag, notes.get(flag, "")) for flag in entry.flags if flag != "unverified")
+    return Markup(marks) + verification_badge(entry.verdict) + convention_badges(entry.conventions, skip=("limit",))
+
+
+def verification_badge(verdict) -> Markup:
+    """``verified``, or the state of a line verification did not find verified with its reasons as the badge's
+    title; nothing for a line that was not verified (``results.verdict.LineVerdict`` or None)."""
+    if verdict is None:
+        return Markup("")
+    if verdict.verified:
+        return badge("verified")
+    return badge("unverified", f"{verdict.state}: " + "; ".join(verdict.reasons), verdict.state)
+
+
+def state_badge(state: str | None) -> Markup:
+    """The badge of a verification state alone (a main-table row's: its lines' worst state)."""
+    if state is None:
+        return Markup("")
+    return badge("verified") if state == "verified" else badge("unverified", state, state)
 
 
 def row_open(entry: Entry, extra: dict[str, Any] | None = None) -> Markup:

@@ -36,7 +36,8 @@ def environment(catalog: Catalog, templates: Path | None = None) -> jinja2.Envir
                        badges=cells.badges,
                        convention_badges=cells.convention_badges, row_open=cells.row_open,
                        model_link=cells.model_link, task_link=cells.task_link, not_ranked=cells.not_ranked,
-                       left_out_flag=cells.left_out_flag)
+                       left_out_flag=cells.left_out_flag, state_badge=cells.state_badge,
+                       verification_badge=cells.verification_badge)
     env.globals["EM_DASH"] = EM_DASH
     return env
 

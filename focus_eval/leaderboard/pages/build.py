@@ -24,6 +24,7 @@ from focus_eval.leaderboard.pages.sample_pages import asked_tasks, make_thumbnai
 from focus_eval.leaderboard.pages.site import Site
 from focus_eval.leaderboard.pages.site_pages import render_site
 from focus_eval.leaderboard.pages.statistics import site_stats, with_rank_intervals
+from focus_eval.leaderboard.pages.views import broken_pages
 from focus_eval.resources import resource_dir
 from focus_eval.results.collect import Collection, Entry, SiteInputs, metrics_only, refuse_overwrite
 from focus_eval.results.identity import Pairing, pair
@@ -47,6 +48,11 @@ class SiteReport:
     replaced: int = 0
     n_limited: int = 0
     warnings: list[str] = field(default_factory=list)
+    # lines verified, by state (empty when nothing was verified), and the submission bundles read
+    verdicts: dict[str, int] = field(default_factory=dict)
+    bundles: list = field(default_factory=list)
+    # a page plugin that cannot be imported, one line each (its page is left out of the site)
+    unlisted_pages: list[str] = field(default_factory=list)
 
     @property
     def index(self) -> Path:
@@ -61,7 +67,8 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
                top: int = 5, include_paths: Sequence[Path | str] = (), no_samples: bool = False, *,
                include_limited: bool = False, prefer: str | Path | None = None, title: str | None = None,
                base_url: str | None = None, coverage_floor: float = COVERAGE_FLOOR, thumbnails: bool = False,
-               data_root: Path | str | None = None) -> SiteReport:
+               data_root: Path | str | None = None, verify: bool = False,
+               include_unverified: bool = False) -> SiteReport:
     """Write the site for every results line under ``results_dirs`` into ``out_dir``; returns what was done.
 
     ``include_paths`` are user task folders (as ``--include-path``), read for the label rules of their tasks.
@@ -72,6 +79,11 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
     coverage (readable answers / rows) is below ``coverage_floor`` is shown, marked low coverage, and ranked
     nowhere. ``thumbnails`` puts small JPEG copies of the test images on the per-image pages, decoded from the
     datasets under ``data_root``.
+
+    A submission bundle among ``results_dirs`` is checked on arrival and each of its lines verified
+    (``verification.verify_collection``: against the datasets under ``data_root`` where they are, else the
+    published test-split digests); ``verify`` verifies the lines of plain results folders too. A line that is not
+    verified is shown, marked, and ranked nowhere unless ``include_unverified``.
     """
     out_dir = Path(out_dir)
     if thumbnails and (no_samples or data_root is None):
@@ -79,9 +91,17 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
                          "be combined with --no-samples")
     collection = with_coverage_floor(collect_results(results_dirs, prefer), coverage_floor)
     refuse_overwrite(collection, folders=[("-o", out_dir)], also=[data_root, *include_paths])
+    from focus_eval.task import TaskIndex
+    from focus_eval.verification.collection import verify_collection
+
+    index = TaskIndex(include_paths)
+    verified = verify_collection(collection, everything=verify, data_root=data_root, index=index,
+                                 include_unverified=include_unverified)
+    collection = verified.collection
     site = assemble(collection, load_catalog(), include_proxy=include_proxy, top=top,
                     include_paths=include_paths, no_samples=no_samples, include_limited=include_limited,
-                    title=check_title(title), base_url=check_base_url(base_url))
+                    title=check_title(title), base_url=check_base_url(base_url), index=index)
+    site.include_unverified = include_unverified
     images = {}
     if thumbnails:
         by_key = {e.key: e for e in site.entries}
@@ -93,13 +113,15 @@ def build_site(results_dirs: Sequence[Path | str], out_dir: Path | str, include_
         atomic_write_bytes(site_path(out_dir, name), jpeg)
     write_pages(out_dir, pages)
     write_pages(out_dir, data)
-    _write_data(out_dir, site.entries, site.compare.raw, redact=no_samples)
+    _write_data(out_dir, site.entries, site.compare.raw, no_samples, site.submitted or site.verified)
     copy_static(resource_dir("leaderboard") / "static", out_dir)
     read = [v.entry for v in site.samples.values() if v.calibration is not None]
     return SiteReport(out_dir=out_dir, inputs=collection.inputs, pages=sorted(pages), n_lines=len(site.entries),
                       samples_files=[samples_path(e.sample_dir, e.line.task, e.line.method) for e in read],
                       missing_samples=len(site.samples) - len(read), data_files=sorted(data),
-                      replaced=collection.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable)
+                      replaced=collection.replaced, n_limited=site.n_limited, warnings=site.runs.unreadable,
+                      verdicts=verified.counts() if verified.verdicts else {}, bundles=collection.inputs.bundles,
+                      unlisted_pages=broken_pages())
 
 
 def with_coverage_floor(collection: Collection, floor: float) -> Collection:
@@ -113,8 +135,9 @@ def with_coverage_floor(collection: Collection, floor: float) -> Collection:
 
 def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
              include_paths: Sequence[Path | str], no_samples: bool, include_limited: bool, title: str,
-             base_url: str | None) -> Site:
-    """Group the lines every way the pages show them."""
+             base_url: str | None, index=None) -> Site:
+    """Group the lines every way the pages show them (``index``: the task index of ``include_paths``, if read
+    already)."""
     entries = collection.entries
     # multi-class (FunBench) lines have no AUROC: they are ranked on their own page (pages.funbench); the others
     # come through the one pairing step the rank intervals and pairwise pages take theirs from (a line without
@@ -125,9 +148,10 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
     model_slugs = assign_slugs(e.model for e in entries)
     task_slugs = assign_slugs(e.line.task for e in entries)
     configs = groups.configurations(ranked, catalog, include_proxy)
-    from focus_eval.task import TaskIndex
+    if index is None:
+        from focus_eval.task import TaskIndex
 
-    index = TaskIndex(include_paths)
+        index = TaskIndex(include_paths)
     tasks = groups.tasks(entries, catalog, task_slugs, task_definitions(index))
     links = {} if no_samples else sample_links(entries, task_slugs, model_slugs)
     ranked_ids = {id(e) for e in ranked}
@@ -146,7 +170,8 @@ def assemble(collection: Collection, catalog, *, include_proxy: bool, top: int,
                                                          targets, include_proxy, samples), ranking.left_out), stats),
         left_out=ranking.left_out,
         group_lines=collection.group_lines, stats=stats,
-        sample_links=links, asked=asked_tasks([e for e in entries if e.key in links], index))
+        sample_links=links, asked=asked_tasks([e for e in entries if e.key in links], index),
+        bundles=collection.inputs.bundles)
 
 
 def ranked_pairing(entries: Sequence[Entry], include_limited: bool) -> Pairing:
@@ -182,8 +207,12 @@ def task_definitions(index) -> dict[str, groups.TaskDefinition]:
                                              hash=task.hash) for task in index.tasks()}
 
 
-def _write_data(out_dir: Path, entries: list[Entry], comparisons: list[dict], redact: bool = False) -> None:
-    rows = [e.raw for e in entries]
+def _write_data(out_dir: Path, entries: list[Entry], comparisons: list[dict], redact: bool = False,
+                submitted: bool = False) -> None:
+    """``data/results.json``: every results line as read; on a site of submissions each with its ``submitter``
+    and ``verification`` as the build found them (whatever the line itself says under those keys)."""
+    rows = [{**e.raw, "submitter": e.submitter, "verification": e.verification} if submitted else e.raw
+            for e in entries]
     write_json(out_dir, "data/results.json", metrics_only(rows) if redact else rows)
     if comparisons:
         write_json(out_dir, "data/compare.json", metrics_only(comparisons) if redact else comparisons)

@@ -10,7 +10,9 @@ from focus_eval.analysis.summary import GroupSummary, included, summarize
 from focus_eval.leaderboard.draw.catalog import Catalog
 from focus_eval.results.collect import Entry
 from focus_eval.results.collect import weights_text
+from focus_eval.results.identity import configuration_text
 from focus_eval.results.schema import LOWER_IS_BETTER
+from focus_eval.results.verdict import MISMATCH, UNVERIFIABLE, VERIFIED
 
 TABLE_COLUMNS = ("accuracy", "auroc", "auprc", "ece", "fairness", "quality", "shift")
 
@@ -28,10 +30,11 @@ class Configuration:
     entries: list[Entry]
     summary: GroupSummary
     conventions: str = ""
+    submitter: str = ""  # who submitted the lines (empty: a results folder of one's own)
 
     @property
-    def key(self) -> tuple[str, str, str, str]:
-        return self.entries[0].config if self.entries else (self.model, self.method, self.adapter, "")
+    def key(self) -> tuple[str, str, str, str, str]:
+        return self.entries[0].config if self.entries else (self.model, self.method, self.adapter, "", "")
 
     @property
     def convention_text(self) -> str:
@@ -42,10 +45,17 @@ class Configuration:
         return any(e.limited for e in self.entries)
 
     @property
+    def verification(self) -> str | None:
+        """The row's verification: the worst state among its lines (``mismatch``, then ``unverifiable``), else
+        ``verified``; None when any of its lines was not verified."""
+        states = {e.verification for e in self.entries}
+        if not states or None in states:
+            return None
+        return next(s for s in (MISMATCH, UNVERIFIABLE, VERIFIED) if s in states)
+
+    @property
     def label(self) -> str:
-        text = f"{self.model} \u00b7 {self.method}"
-        text = f"{text} + {self.adapter}" if self.adapter else text
-        return f"{text} [{self.convention_text}]" if self.convention_text else text
+        return configuration_text(self.model, self.method, self.adapter, self.convention_text, self.submitter)
 
 
 @dataclass(frozen=True)
@@ -139,16 +149,16 @@ def rank_key(entry: Entry) -> tuple[bool, bool, float]:
 
 def configurations(entries: Sequence[Entry], catalog: Catalog, include_proxy: bool) -> list[Configuration]:
     """Configurations by family (schema order), then mean AUROC over the included lines, best first."""
-    grouped: dict[tuple[str, str, str, str], list[Entry]] = defaultdict(list)
+    grouped: dict[tuple[str, str, str, str, str], list[Entry]] = defaultdict(list)
     for entry in entries:
         grouped[entry.config].append(entry)
     configs = []
-    for (model, method, adapter, conventions), members in grouped.items():
+    for (model, method, adapter, conventions, submitter), members in grouped.items():
         first = members[0].line
         configs.append(Configuration(
             model=model, method=method, adapter=adapter, family=first.family, domain=first.domain,
             untrained=any(e.line.untrained for e in members), entries=members,
-            summary=summarize(included(members, include_proxy)), conventions=conventions))
+            summary=summarize(included(members, include_proxy)), conventions=conventions, submitter=submitter))
     return sorted(configs, key=lambda c: (catalog.order("families", c.family), _desc(c.summary.means["auroc"]),
                                           c.label))
 

@@ -1,4 +1,4 @@
-"""The overview's main table: one row per configuration (model, method, adapter, conventions) with its mean
+"""The overview's main table: one row per configuration (model, method, adapter, conventions, submitter) with its mean
 AUROC per target and over all tasks, each with an interval, the tasks it covers, and its flags.
 
 Means are unweighted over the included tasks (proxy and underpowered tasks only with ``--include-proxy``), as
@@ -86,22 +86,24 @@ def with_left_out(rows: Sequence[MainRow], left_out: Iterable[LeftOut]) -> list[
 
 def main_csv(rows: Sequence[MainRow], targets: Sequence[str], left_out: Iterable[LeftOut]) -> CsvTable:
     """The main table as CSV (``data/main.csv``): one row per ranked configuration, then one per results line left
-    out of the ranking with its reason."""
-    table = CsvTable(("rank", "model", "method", "adapter", "conventions", "overall", "overall_low", "overall_high",
-                      *targets, "tasks", "rank_low", "rank_high", "untrained", "coverage", "flags", "task",
-                      "left_out"))
+    out of the ranking with its reason; ``submitter`` and ``verification`` (a row's: its lines' worst state, empty
+    when one was not verified) where the lines came in bundles or were verified."""
+    table = CsvTable(("rank", "model", "method", "adapter", "conventions", "submitter", "overall", "overall_low",
+                      "overall_high", *targets, "tasks", "rank_low", "rank_high", "untrained", "coverage", "flags",
+                      "verification", "task", "left_out"))
     for r in rows:
         c = r.config
         low, high = r.overall.ci or (None, None)
         flags = [f"{kind} ({n})" for kind, n in r.left_out.items()] + (["limited"] if c.limited else [])
-        table.add(r.rank, c.model, c.method, c.adapter or None, c.convention_text or None, r.overall.value, low, high,
-                  *(r.targets[t].value for t in targets), f"{r.covered}/{r.total}",
-                  *(r.rank_interval or (None, None)), r.untrained, r.coverage, "; ".join(flags) or None, None, None)
+        table.add(r.rank, c.model, c.method, c.adapter or None, c.convention_text or None, c.submitter or None,
+                  r.overall.value, low, high, *(r.targets[t].value for t in targets), f"{r.covered}/{r.total}",
+                  *(r.rank_interval or (None, None)), r.untrained, r.coverage, "; ".join(flags) or None,
+                  c.verification, None, None)
     for item in left_out:
         e = item.entry
-        table.add(None, e.model, e.line.method, e.line.adapter, e.convention_text or None, None, None, None,
-                  *(None for _ in targets), None, None, None, bool(e.line.untrained), e.line.coverage,
-                  ",".join(e.flags) or None, e.line.task, item.reason)
+        table.add(None, e.model, e.line.method, e.line.adapter, e.convention_text or None, e.submitter, None, None,
+                  None, *(None for _ in targets), None, None, None, bool(e.line.untrained), e.line.coverage,
+                  ",".join(e.flags) or None, e.verification, e.line.task, item.reason)
     return table
 
 

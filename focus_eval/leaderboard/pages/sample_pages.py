@@ -73,7 +73,7 @@ def sample_links(entries: Iterable[Entry], task_slugs: dict[str, str], model_slu
     """Results-line key -> site path of its sample page, for binary lines whose sample file is at hand."""
     chosen = [e for e in entries if e.raw.get("output_type") in (None, "binary") and _file(e) is not None]
     names = {e.key: ".".join(part for part in (model_slugs[e.model], e.line.method, e.line.adapter,
-                                                e.convention_text) if part) for e in chosen}
+                                                e.convention_text, e.submitter) if part) for e in chosen}
     stems = assign_slugs(names.values())
     return {e.key: f"samples/{task_slugs[e.line.task]}/{stems[names[e.key]]}.html" for e in chosen}
 

@@ -52,12 +52,25 @@ class Site:
     asked: dict[tuple, Any] = field(default_factory=dict)
     # the binary lines the rankings leave out, each with its reason (results.identity.LeftOut)
     left_out: list = field(default_factory=list)
+    # the submission bundles read (results.bundle.Bundle), and whether unverified lines are ranked
+    bundles: list = field(default_factory=list)
+    include_unverified: bool = False
 
     @property
     def synthetic(self) -> bool:
         """Whether every results line comes from a synthetic dataset (the demo's numbers say nothing about
         real photographs)."""
         return bool(self.entries) and all(e.line.dataset in SYNTHETIC_DATASETS for e in self.entries)
+
+    @property
+    def submitted(self) -> bool:
+        """Whether some line came in a submission bundle (the pages then show who submitted each line)."""
+        return any(e.submitter for e in self.entries)
+
+    @property
+    def verified(self) -> bool:
+        """Whether some line was verified (the pages then show each line's verification)."""
+        return any(e.verdict is not None for e in self.entries)
 
     @property
     def n_limited(self) -> int:

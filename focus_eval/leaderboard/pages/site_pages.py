@@ -89,7 +89,9 @@ def _render(env: jinja2.Environment, template: Any, common: dict[str, Any], path
     return template.render(root=root, active=active, title=title, page_path=path, site_title=site.title,
                            base_url=site.base_url, nav=common["nav"], synthetic=site.synthetic,
                            model_slugs=site.model_slugs, task_slugs=site.task_slugs,
-                           include_proxy=site.include_proxy, include_limited=site.include_limited, **context)
+                           include_proxy=site.include_proxy, include_limited=site.include_limited,
+                           submitted=site.submitted, verified=site.verified,
+                           include_unverified=site.include_unverified, **context)
 
 
 def task_ranks(entries: list[Entry], site: Site) -> dict[tuple, int | None]:

@@ -21,7 +21,7 @@ from focus_eval.leaderboard.draw.csvdata import CsvTable
 from focus_eval.leaderboard.draw.figures import Point, Strip, StripGroup, strip
 from focus_eval.leaderboard.pages.maintable import mean_of
 from focus_eval.leaderboard.pages.site import Site
-from focus_eval.registry import Registry
+from focus_eval.registry import Registry, unlisted
 from focus_eval.results.collect import Entry
 
 ALL_TARGETS = "all"
@@ -53,22 +53,31 @@ def _builtin() -> None:
                          ("zero-shot-probe", "focus_pages:zero_shot_probe_view"),
                          ("interfaces", "focus_pages:interfaces_view"),
                          ("reliability", "focus_pages:reliability_view"),
-                         ("fragility", "fragility_page:fragility_view")):
+                         ("fragility", "fragility_page:fragility_view"),
+                         ("submissions", "submissions:submissions_view")):
         PAGES.register(name, f"focus_eval.leaderboard.pages.{target}")
 
 
+PAGES_GROUP = "focus_eval.leaderboard_pages"
 #: page name -> builder(site) -> ViewPage | None, in the order the navigation lists them
-PAGES = Registry("leaderboard page", entry_point_group="focus_eval.leaderboard_pages", builtin=_builtin)
+PAGES = Registry("leaderboard page", entry_point_group=PAGES_GROUP, builtin=_builtin)
 
 
 def view_pages(site: Site) -> list[ViewPage]:
+    """Every registered page that has something to show; a page plugin of another package that cannot be imported
+    is left out (``Registry.loaded``: warned once, named by ``broken_pages``), so it costs its own page only."""
     pages = []
-    for name in PAGES.names():
-        builder: Callable[[Site], ViewPage | None] = PAGES.get(name)
+    builder: Callable[[Site], ViewPage | None]
+    for _name, builder in PAGES.loaded():
         page = builder(site)
         if page is not None:
             pages.append(page)
     return pages
+
+
+def broken_pages() -> list[str]:
+    """One line per page plugin left out of this process's builds because it cannot be imported."""
+    return unlisted(PAGES_GROUP)
 
 
 def base_lines(site: Site) -> list[Entry]:
