@@ -232,6 +232,9 @@ def test_a_real_runs_export_reaches_lm_evals_wandb_sample_logger(tiny_run, tmp_p
         for metric in ("accuracy", "brier"):
             mean = np.nanmean([r[metric] for r in samples[entry.line.task]])
             assert mean == pytest.approx(entry.line.metrics[metric], abs=1e-12), (entry.line.task, metric)
+    import wandb
+
+    wandb.teardown()  # W&B keeps one setup per process: a run of an earlier test must not shape this one
     monkeypatch.setenv("WANDB_MODE", "offline")
     monkeypatch.setenv("WANDB_DIR", str(tmp_path))
     monkeypatch.setenv("WANDB_SILENT", "true")
