@@ -32,7 +32,7 @@ def test_analyses_are_registered_by_name_and_imported_on_first_use():
     assert out.strip() == ("['funbench', 'finetune', 'ranks', 'pairwise', 'operating-points', 'recalibration', "
                            "'domain-gap', 'domain-gap-pooled', 'fairness-calibration', 'specialisation', "
                            "'zero-shot-probe', 'interfaces', 'reliability', 'prompt-sensitivity', 'corruptions', "
-                           "'label-efficiency', 'label-rule-sensitivity'] []")
+                           "'label-efficiency', 'label-rule-sensitivity', 'agreement'] []")
     for name in ("funbench", "finetune", "prompt-sensitivity", "corruptions", "label-efficiency",
                  "label-rule-sensitivity"):
         analysis = ANALYSES.get(name)
