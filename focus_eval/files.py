@@ -7,6 +7,7 @@ no key given twice)."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import stat
 import tempfile
@@ -175,11 +176,32 @@ def load_yaml_file(path: str | os.PathLike) -> Any:
     return load_yaml(read_user_text(path))
 
 
+# texts up to this size are parsed once per process: a task index reads each shared base file once per task
+# that includes it, and every command or test that builds an index reads the same shipped files again
+PARSED_TEXT_BYTES = 64 * 1024
+
+
 def load_yaml(text: str) -> Any:
     """Parse YAML ``text`` with the safe loader, refusing aliases (and so merge keys ``<<: *base``) and texts over
-    MAX_YAML_BYTES. Errors are ``yaml.YAMLError`` for the caller to report with its file's name."""
+    MAX_YAML_BYTES. Errors are ``yaml.YAMLError`` for the caller to report with its file's name. The value is
+    the caller's own: a text parsed before (keyed by the text itself, so a changed file is parsed anew) is given
+    as a deep copy of its first parse."""
     if len(text) > MAX_YAML_BYTES:
         raise yaml.YAMLError(f"{len(text)} characters; a YAML file here is at most {MAX_YAML_BYTES} bytes")
+    if len(text) > PARSED_TEXT_BYTES:
+        return _parse_yaml(text)
+    import copy
+
+    return copy.deepcopy(_parsed_yaml(text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _parsed_yaml(text: str) -> Any:
+    """The first parse of a short text (an error is raised again each time, never kept)."""
+    return _parse_yaml(text)
+
+
+def _parse_yaml(text: str) -> Any:
     loader = NoAliasLoader(text)
     try:
         return loader.get_single_data()

@@ -14,6 +14,7 @@ template can reach a target-defining field.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -32,12 +33,20 @@ def compile_prompt(text: str, path: Path):
     """A template of the bounded prompt sandbox; a syntax error (or a forbidden statement) names the task file."""
     from jinja2 import TemplateSyntaxError
 
-    from focus_eval.task.sandbox import PromptSandbox
-
     try:
-        return PromptSandbox().from_string(text)
+        return _compiled(text)
     except TemplateSyntaxError as exc:
         raise FocusError(f"{path}: prompt is not a valid Jinja template (line {exc.lineno}): {exc.message}") from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(text: str):
+    """One compiled template per prompt text and process (a task index compiles the same prompts for every task
+    that includes them, and again for every index built): a template keeps no state between renders (the
+    sandbox's bounds are per render and thread). A syntax error is raised again each time, never kept."""
+    from focus_eval.task.sandbox import PromptSandbox
+
+    return PromptSandbox().from_string(text)
 
 
 def render_template(template, context: dict[str, Any], path: Path, allowed: tuple[str, ...]) -> str:
