@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers.open_fixtures import broken_distribution
 
 from focus_eval import registry
 from focus_eval.errors import FocusError
@@ -105,24 +106,12 @@ def test_require_trust_names_the_field_the_module_and_the_flag():
 # ----- plugins of other packages
 
 
-def _distribution(root: Path, dist: str, module: str, groups: dict[str, str]) -> Path:
-    """An installed distribution ``dist`` (a .dist-info folder on sys.path) whose entry points name ``module``,
-    which raises when imported."""
-    (root / f"{module}.py").write_text("raise RuntimeError('this plugin is broken')\n")
-    info = root / f"{dist}-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("".join(f"[{group}]\n{name} = {module}:THING\n\n"
-                                                   for group, name in groups.items()))
-    return root
-
-
 @pytest.fixture
 def broken_plugin(tmp_path, monkeypatch):
     monkeypatch.setattr(registry, "_WARNED", set())
     groups = {"focus_eval.models": "broken_models", "focus_eval.tasks": "broken_tasks",
               "focus_eval.gate_test_things": "broken_thing"}
-    monkeypatch.syspath_prepend(str(_distribution(tmp_path, "brokenplug", "brokenplug_mod", groups)))
+    monkeypatch.syspath_prepend(str(broken_distribution(tmp_path, "brokenplug", "brokenplug_mod", groups)))
     return groups
 
 
@@ -157,7 +146,7 @@ def broken_registry_plugin(tmp_path, monkeypatch):
     monkeypatch.setattr(registry, "_BROKEN", {}, raising=False)
     groups = {"focus_eval.analyses": "broken_analysis", "focus_eval.datasets": "broken_dataset",
               "focus_eval.methods": "broken_method", "focus_eval.tiny": "broken_tiny"}
-    monkeypatch.syspath_prepend(str(_distribution(tmp_path, "brokenreg", "brokenreg_mod", groups)))
+    monkeypatch.syspath_prepend(str(broken_distribution(tmp_path, "brokenreg", "brokenreg_mod", groups)))
     for found in (ANALYSES, READERS, METHODS, TINY_MODELS):  # read the entry points again, with the plugin
         monkeypatch.setattr(found, "_entry_points_read", False)
     yield groups
