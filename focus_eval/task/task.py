@@ -33,8 +33,11 @@ def compile_prompt(text: str, path: Path):
     """A template of the bounded prompt sandbox; a syntax error (or a forbidden statement) names the task file."""
     from jinja2 import TemplateSyntaxError
 
+    from focus_eval.files import PARSED_TEXT_BYTES
+
     try:
-        return _compiled(text)
+        # kept for the process only up to the size of a YAML text kept (a prompt is a few hundred characters)
+        return _compiled(text) if len(text) <= PARSED_TEXT_BYTES else _compiled.__wrapped__(text)
     except TemplateSyntaxError as exc:
         raise FocusError(f"{path}: prompt is not a valid Jinja template (line {exc.lineno}): {exc.message}") from None
 

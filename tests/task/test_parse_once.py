@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from focus_eval.errors import FocusError
-from focus_eval.files import load_yaml
+from focus_eval.files import PARSED_TEXT_BYTES, load_yaml
 from focus_eval.task import TaskIndex
 from focus_eval.task.task import compile_prompt
 
@@ -40,6 +40,8 @@ def test_an_error_is_raised_each_time_and_a_changed_file_is_read_anew(tmp_path):
             compile_prompt("{% if %}", tmp_path / "t.yaml")
     assert compile_prompt("Is {{ target }} seen?", tmp_path / "a.yaml") is compile_prompt("Is {{ target }} seen?",
                                                                                            tmp_path / "b.yaml")
+    long = "Is {{ target }} seen? " + "x" * PARSED_TEXT_BYTES  # a long text is compiled each time, never kept
+    assert compile_prompt(long, tmp_path / "a.yaml") is not compile_prompt(long, tmp_path / "a.yaml")
     task = tmp_path / "t_once.yaml"
     body = ("task: t_once\ninclude: _base_dr.yaml\ndataset: idrid\nprompt: '{}'\n"
             "metadata: {{version: 1, label_rule: grade >= 1}}\n")
